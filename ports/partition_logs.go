@@ -1,0 +1,56 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/narad/narad/domain"
+)
+
+// LogBounds is what a partition log holds: offsets in [Oldest, HighWatermark)
+// are readable, save gaps left by corruption.
+type LogBounds struct {
+	Oldest        int64
+	HighWatermark int64
+}
+
+// PartitionWriter commits records to partition logs. One writer per
+// partition: the adapter serialises commits on the same partition.
+type PartitionWriter interface {
+	// CommitDurable appends recs (Offset ignored, CommittedAtMs proposed),
+	// fsyncs once, verifies every frame written and advances the high
+	// watermark; it returns the offset of recs[0]. A failed commit leaves
+	// nothing above the high watermark, so a retry lands at the same offsets.
+	// Errors: domain.ErrLogPoisoned, domain.ErrRecordTooLarge,
+	// domain.ErrInvalidRecord, domain.ErrClosed, or an I/O error.
+	CommitDurable(ctx context.Context, ref domain.PartitionRef, recs []domain.Record) (first int64, err error)
+}
+
+// PartitionReader reads committed records. Safe for concurrent use.
+type PartitionReader interface {
+	// Read returns up to maxRecords records (and about maxBytes of payload, at
+	// least one record) from offset from onwards, contiguous, never past the
+	// high watermark. Errors: domain.ErrOffsetNegative,
+	// domain.ErrOffsetNotWritten (from >= high watermark), domain.ErrOffsetGone
+	// (reaped or gap), domain.ErrRecordCorrupt, domain.ErrLogClosed.
+	// Returned slices are the caller's; it must not modify them.
+	Read(ctx context.Context, ref domain.PartitionRef, from int64, maxRecords, maxBytes int) ([]domain.Record, error)
+	// Bounds reports the partition's readable range without stamping use.
+	Bounds(ref domain.PartitionRef) (LogBounds, error)
+	// Changed returns a channel closed at the next high-watermark advance or
+	// close of the partition's log.
+	Changed(ref domain.PartitionRef) (<-chan struct{}, error)
+}
+
+// PartitionLogs owns every partition log on this node.
+type PartitionLogs interface {
+	PartitionWriter
+	PartitionReader
+	// SetRetention bounds the age of the topic's records; 0 keeps them forever.
+	SetRetention(topic string, id domain.TopicID, retention time.Duration)
+	// Remove deletes the partition's data. Destructive: callers confirm with
+	// the Raft leader first.
+	Remove(ref domain.PartitionRef) error
+	// Close closes every open log, writing each exact high watermark.
+	Close() error
+}
