@@ -33,3 +33,11 @@ var (
 	// ErrClosed: the component was closed.
 	ErrClosed = errors.New("domain: closed")
 )
+
+// Client input the domain rules refuse.
+var (
+	// ErrInvalidTopicName: a name outside the topic name rules (400).
+	ErrInvalidTopicName = errors.New("domain: invalid topic name")
+	// ErrInvalidReceiptHandle: a receipt handle that does not parse (400).
+	ErrInvalidReceiptHandle = errors.New("domain: invalid receipt handle")
+)
