@@ -1,0 +1,254 @@
+package lease
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/narad/narad/domain"
+)
+
+// Caps bound one partition's consumer state; both must be positive.
+type Caps struct {
+	MaxInFlight   int // simultaneously leased offsets
+	MaxAckedAhead int // offsets settled above the frontier (acked ahead + corrupt)
+}
+
+// Lease is one reservation handed to a consumer.
+type Lease struct {
+	Offset   int64
+	Nonce    uint64
+	ExpiryMs int64
+}
+
+type held struct {
+	nonce    uint64
+	expiryMs int64
+}
+
+// Shard is one partition's in-flight state. Not safe for concurrent use.
+type Shard struct {
+	committed int64 // highest offset with everything at or below it settled; -1 none
+	leases    map[int64]held
+	expiries  expiryHeap
+	ahead     map[int64]struct{} // acked above the frontier
+	corrupt   map[int64]struct{} // skipped as unreadable above the frontier
+	caps      Caps
+	nonces    *rand.ChaCha8
+}
+
+// NewShard starts a shard at the persisted frontier committed (-1 for none)
+// with the persisted acked-ahead offsets. seed feeds the nonce stream: give
+// every shard fresh random bytes so handles never repeat across restarts.
+func NewShard(committed int64, ahead []int64, caps Caps, seed [32]byte) *Shard {
+	s := &Shard{
+		committed: committed,
+		leases:    map[int64]held{},
+		ahead:     map[int64]struct{}{},
+		corrupt:   map[int64]struct{}{},
+		caps:      caps,
+		nonces:    rand.NewChaCha8(seed),
+	}
+	for _, o := range ahead {
+		if o > committed {
+			s.ahead[o] = struct{}{}
+		}
+	}
+	s.advance()
+	return s
+}
+
+// Committed is the frontier: every offset at or below it is settled.
+func (s *Shard) Committed() int64 { return s.committed }
+
+// AckedAhead lists the offsets acked above the frontier, for persistence.
+func (s *Shard) AckedAhead() []int64 {
+	out := make([]int64, 0, len(s.ahead))
+	for o := range s.ahead {
+		out = append(out, o)
+	}
+	return out
+}
+
+// InFlight is the number of live leases (after the last purge).
+func (s *Shard) InFlight() int { return len(s.leases) }
+
+// SetCaps applies altered topic caps; they bound new reservations and acks.
+func (s *Shard) SetCaps(c Caps) { s.caps = c }
+
+// Reserve leases the next deliverable offset below hwm for visibilityMs:
+// the lowest offset above the frontier that is not leased, acked ahead or
+// corrupt. While the acked-ahead set is full only the frontier hole itself
+// may be leased (internals.md §5.2). oldest is the lowest retained offset: a
+// frontier below it jumps up to it first. ok is false when nothing is free.
+func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok bool) {
+	s.Purge(nowMs)
+	s.jumpTo(oldest)
+	if len(s.leases) >= s.caps.MaxInFlight {
+		return Lease{}, false
+	}
+	next := s.committed + 1
+	if s.settledAhead() >= s.caps.MaxAckedAhead {
+		if _, leased := s.leases[next]; leased || next >= hwm {
+			return Lease{}, false
+		}
+		return s.lease(next, nowMs+visibilityMs), true
+	}
+	for o := next; o < hwm; o++ {
+		if s.free(o) {
+			return s.lease(o, nowMs+visibilityMs), true
+		}
+	}
+	return Lease{}, false
+}
+
+// Ack settles a leased offset. At the frontier it advances the frontier over
+// every contiguous settled offset; above it the offset is parked in the
+// acked-ahead set, or refused with domain.ErrAckedAheadFull when that is
+// full (the lease stays; clients retry). A lapsed or foreign lease answers
+// domain.ErrLeaseGone.
+func (s *Shard) Ack(offset int64, nonce uint64, nowMs int64) error {
+	if err := s.check(offset, nonce, nowMs); err != nil {
+		return err
+	}
+	if offset != s.committed+1 && s.settledAhead() >= s.caps.MaxAckedAhead {
+		return fmt.Errorf("offset %d: %d offsets already acked ahead of the frontier %d: %w",
+			offset, s.settledAhead(), s.committed, domain.ErrAckedAheadFull)
+	}
+	delete(s.leases, offset)
+	s.ahead[offset] = struct{}{}
+	s.advance()
+	return nil
+}
+
+// SkipCorrupt settles a reserved offset whose record cannot be read, with the
+// reservation's own nonce (so no client can force a skip). It counts against
+// the acked-ahead cap until the frontier passes it.
+func (s *Shard) SkipCorrupt(offset int64, nonce uint64, nowMs int64) error {
+	if err := s.check(offset, nonce, nowMs); err != nil {
+		return err
+	}
+	delete(s.leases, offset)
+	s.corrupt[offset] = struct{}{}
+	s.advance()
+	return nil
+}
+
+// Extend renews a live lease for visibilityMs from now, keeping its nonce.
+func (s *Shard) Extend(offset int64, nonce uint64, nowMs, visibilityMs int64) (Lease, error) {
+	if err := s.check(offset, nonce, nowMs); err != nil {
+		return Lease{}, err
+	}
+	h := held{nonce: nonce, expiryMs: nowMs + visibilityMs}
+	s.leases[offset] = h
+	s.push(offset, h)
+	return Lease{Offset: offset, Nonce: nonce, ExpiryMs: h.expiryMs}, nil
+}
+
+// Release drops a live lease so the offset can be delivered again at once
+// (a NACK, or a reservation given back unread).
+func (s *Shard) Release(offset int64, nonce uint64, nowMs int64) error {
+	if err := s.check(offset, nonce, nowMs); err != nil {
+		return err
+	}
+	delete(s.leases, offset)
+	return nil
+}
+
+// Purge drops every lease expired at nowMs and reports how many.
+func (s *Shard) Purge(nowMs int64) int {
+	n := 0
+	for len(s.expiries) > 0 && s.expiries[0].expiryMs <= nowMs {
+		e := heap.Pop(&s.expiries).(expiry)
+		if h, ok := s.leases[e.offset]; ok && h.nonce == e.nonce && h.expiryMs == e.expiryMs {
+			delete(s.leases, e.offset)
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Shard) check(offset int64, nonce uint64, nowMs int64) error {
+	s.Purge(nowMs)
+	if h, ok := s.leases[offset]; !ok || h.nonce != nonce {
+		return fmt.Errorf("offset %d: %w", offset, domain.ErrLeaseGone)
+	}
+	return nil
+}
+
+func (s *Shard) settledAhead() int { return len(s.ahead) + len(s.corrupt) }
+
+func (s *Shard) free(o int64) bool {
+	if _, ok := s.leases[o]; ok {
+		return false
+	}
+	if _, ok := s.ahead[o]; ok {
+		return false
+	}
+	_, bad := s.corrupt[o]
+	return !bad
+}
+
+func (s *Shard) lease(offset, expiryMs int64) Lease {
+	nonce := s.nonces.Uint64()
+	for nonce == 0 {
+		nonce = s.nonces.Uint64()
+	}
+	h := held{nonce: nonce, expiryMs: expiryMs}
+	s.leases[offset] = h
+	s.push(offset, h)
+	return Lease{Offset: offset, Nonce: nonce, ExpiryMs: expiryMs}
+}
+
+// advance moves the frontier over the contiguous run of settled offsets.
+func (s *Shard) advance() {
+	for {
+		next := s.committed + 1
+		if _, ok := s.ahead[next]; ok {
+			delete(s.ahead, next)
+		} else if _, ok := s.corrupt[next]; ok {
+			delete(s.corrupt, next)
+		} else {
+			return
+		}
+		s.committed = next
+	}
+}
+
+// jumpTo moves a frontier that retention outran up to oldest-1, dropping the
+// state below it (internals.md §5.2, "retention outran the consumer").
+func (s *Shard) jumpTo(oldest int64) {
+	if s.committed+1 >= oldest {
+		return
+	}
+	s.committed = oldest - 1
+	for o := range s.leases {
+		if o <= s.committed {
+			delete(s.leases, o)
+		}
+	}
+	for _, set := range []map[int64]struct{}{s.ahead, s.corrupt} {
+		for o := range set {
+			if o <= s.committed {
+				delete(set, o)
+			}
+		}
+	}
+	s.advance()
+}
+
+func (s *Shard) push(offset int64, h held) {
+	heap.Push(&s.expiries, expiry{offset: offset, nonce: h.nonce, expiryMs: h.expiryMs})
+	if len(s.expiries) > 2*len(s.leases)+16 {
+		s.rebuildExpiries()
+	}
+}
+
+// rebuildExpiries drops superseded heap entries once they outnumber live ones.
+func (s *Shard) rebuildExpiries() {
+	s.expiries = s.expiries[:0]
+	for o, h := range s.leases {
+		s.expiries = append(s.expiries, expiry{offset: o, nonce: h.nonce, expiryMs: h.expiryMs})
+	}
+	heap.Init(&s.expiries)
+}

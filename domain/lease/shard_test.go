@@ -1,0 +1,178 @@
+package lease
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/narad/narad/domain"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/ with the current output")
+
+// ensure that every script in testdata/ still produces its recorded output.
+// Each command line is followed by its output lines ("> ..."); run with
+// -update to rewrite them after a deliberate change.
+func TestShardScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runScript(t, string(raw))
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if got != string(raw) {
+				t.Fatalf("output differs from %s (run with -update after checking):\n%s", file, got)
+			}
+		})
+	}
+}
+
+// runScript replays the commands of a script and returns the script with
+// fresh output lines.
+func runScript(t *testing.T, script string) string {
+	var out strings.Builder
+	var s *Shard
+	nonces := map[int64]uint64{}
+	vis := int64(1000)
+	for _, line := range strings.Split(strings.TrimRight(script, "\n"), "\n") {
+		if strings.HasPrefix(line, "> ") {
+			continue
+		}
+		out.WriteString(line + "\n")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		cmd, args := parse(t, line)
+		var res string
+		switch cmd {
+		case "init":
+			vis = args["vis"]
+			s = NewShard(args["committed"], nil, Caps{MaxInFlight: int(args["inflight"]), MaxAckedAhead: int(args["ahead"])}, [32]byte{1})
+			res = "ok"
+		case "reserve":
+			l, ok := s.Reserve(args["now"], args["hwm"], args["oldest"], vis)
+			res = "none"
+			if ok {
+				nonces[l.Offset] = l.Nonce
+				res = fmt.Sprintf("lease %d expires %d", l.Offset, l.ExpiryMs)
+			}
+		case "ack", "skip", "extend", "release":
+			nonce := nonces[args["offset"]]
+			if n, ok := args["nonce"]; ok {
+				nonce = uint64(n)
+			}
+			res = settle(s, cmd, args["offset"], nonce, args["now"], vis)
+		case "purge":
+			res = fmt.Sprintf("purged %d", s.Purge(args["now"]))
+		default:
+			t.Fatalf("unknown command %q", cmd)
+		}
+		out.WriteString("> " + res + "\n> " + describe(s) + "\n")
+	}
+	return out.String()
+}
+
+func settle(s *Shard, cmd string, offset int64, nonce uint64, now, vis int64) string {
+	var err error
+	switch cmd {
+	case "ack":
+		err = s.Ack(offset, nonce, now)
+	case "skip":
+		err = s.SkipCorrupt(offset, nonce, now)
+	case "extend":
+		var l Lease
+		if l, err = s.Extend(offset, nonce, now, vis); err == nil {
+			return fmt.Sprintf("extended %d to %d", offset, l.ExpiryMs)
+		}
+	case "release":
+		err = s.Release(offset, nonce, now)
+	}
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, domain.ErrAckedAheadFull):
+		return "503 acked-ahead full"
+	case errors.Is(err, domain.ErrLeaseGone):
+		return "410 lease gone"
+	}
+	return "error " + err.Error()
+}
+
+func describe(s *Shard) string {
+	leased := make([]int64, 0, len(s.leases))
+	for o := range s.leases {
+		leased = append(leased, o)
+	}
+	slices.Sort(leased)
+	ahead := s.AckedAhead()
+	slices.Sort(ahead)
+	var corrupt []int64
+	for o := range s.corrupt {
+		corrupt = append(corrupt, o)
+	}
+	slices.Sort(corrupt)
+	return fmt.Sprintf("committed=%d leased=%v ahead=%v corrupt=%v", s.committed, leased, ahead, corrupt)
+}
+
+func parse(t *testing.T, line string) (string, map[string]int64) {
+	fields := strings.Fields(line)
+	args := map[string]int64{}
+	for _, f := range fields[1:] {
+		k, v, ok := strings.Cut(f, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("bad argument %q in %q", f, line)
+		}
+		args[k] = n
+	}
+	return fields[0], args
+}
+
+// ensure that nonces of fresh shards differ even for the same offsets (story F25).
+func TestNoncesDifferAcrossSeeds(t *testing.T) {
+	a := NewShard(-1, nil, Caps{MaxInFlight: 4, MaxAckedAhead: 4}, [32]byte{1})
+	b := NewShard(-1, nil, Caps{MaxInFlight: 4, MaxAckedAhead: 4}, [32]byte{2})
+	la, _ := a.Reserve(0, 10, 0, 1000)
+	lb, _ := b.Reserve(0, 10, 0, 1000)
+	if la.Offset != lb.Offset || la.Nonce == lb.Nonce {
+		t.Fatalf("restart reused a nonce: %+v %+v", la, lb)
+	}
+	if err := b.Ack(la.Offset, la.Nonce, 1); !errors.Is(err, domain.ErrLeaseGone) {
+		t.Fatalf("pre-restart handle acked a new lease: %v", err)
+	}
+}
+
+// ensure that persisted acked-ahead offsets are restored and collapse into the frontier.
+func TestRestoreFromPersistedState(t *testing.T) {
+	s := NewShard(4, []int64{3, 6, 7, 9}, Caps{MaxInFlight: 8, MaxAckedAhead: 8}, [32]byte{})
+	if s.Committed() != 4 {
+		t.Fatalf("committed %d", s.Committed())
+	}
+	l, ok := s.Reserve(0, 20, 0, 1000)
+	if !ok || l.Offset != 5 {
+		t.Fatalf("first lease %+v %v, want offset 5", l, ok)
+	}
+	if err := s.Ack(5, l.Nonce, 1); err != nil {
+		t.Fatal(err)
+	}
+	if s.Committed() != 7 {
+		t.Fatalf("committed %d after acking the hole, want 7", s.Committed())
+	}
+}
