@@ -47,7 +47,4 @@ var (
 	// ErrLeaseGone: the receipt handle matches no live lease (lapsed, settled,
 	// or never this topic's) (410).
 	ErrLeaseGone = errors.New("domain: receipt handle no longer matches an active reservation")
-	// ErrAckedAheadFull: the partition's acked-ahead set is full; the ack is
-	// refused and the client retries (503).
-	ErrAckedAheadFull = errors.New("domain: acked-ahead set full")
 )

@@ -104,16 +104,13 @@ func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok boo
 
 // Ack settles a leased offset. At the frontier it advances the frontier over
 // every contiguous settled offset; above it the offset is parked in the
-// acked-ahead set, or refused with domain.ErrAckedAheadFull when that is
-// full (the lease stays; clients retry). A lapsed or foreign lease answers
-// domain.ErrLeaseGone.
+// acked-ahead set. Acks are always accepted, even past the acked-ahead cap
+// (api.md §5.7: the cap gates new deliveries only, so the set stays bounded
+// by the sum of both caps); v2's 503 here fed the ack-503 spiral (story F7).
+// A lapsed or foreign lease answers domain.ErrLeaseGone.
 func (s *Shard) Ack(offset int64, nonce uint64, nowMs int64) error {
 	if err := s.check(offset, nonce, nowMs); err != nil {
 		return err
-	}
-	if offset != s.committed+1 && s.settledAhead() >= s.caps.MaxAckedAhead {
-		return fmt.Errorf("offset %d: %d offsets already acked ahead of the frontier %d: %w",
-			offset, s.settledAhead(), s.committed, domain.ErrAckedAheadFull)
 	}
 	delete(s.leases, offset)
 	s.ahead[offset] = struct{}{}

@@ -107,8 +107,6 @@ func settle(s *Shard, cmd string, offset int64, nonce uint64, now, vis int64) st
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.Is(err, domain.ErrAckedAheadFull):
-		return "503 acked-ahead full"
 	case errors.Is(err, domain.ErrLeaseGone):
 		return "410 lease gone"
 	}
