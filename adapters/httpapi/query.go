@@ -1,0 +1,255 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// query is a raw query string split into still-escaped values, so that a bad
+// escape is reported against the parameter that holds it.
+type query map[string][]string
+
+// parseQuery splits raw on '&' and '='; names are unescaped with form rules,
+// values are kept escaped until a parameter is asked for.
+func parseQuery(raw string) (query, error) {
+	q := query{}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(pair, "=")
+		n, err := url.QueryUnescape(name)
+		if err != nil {
+			return nil, clientErr(400, "invalid query parameter: %v", err)
+		}
+		q[n] = append(q[n], value)
+	}
+	return q, nil
+}
+
+// first returns the first occurrence of name, unescaped with form rules
+// (%XX escapes, '+' = space).
+func (q query) first(name string) (string, bool, error) {
+	vs, ok := q[name]
+	if !ok {
+		return "", false, nil
+	}
+	v, err := url.QueryUnescape(vs[0])
+	if err != nil {
+		return "", true, clientErr(400, "invalid %s: %v", name, err)
+	}
+	return v, true, nil
+}
+
+// only is first, refusing a repeated parameter.
+func (q query) only(name string) (string, bool, error) {
+	if len(q[name]) > 1 {
+		return "", true, clientErr(400, "duplicate %s query parameter", name)
+	}
+	return q.first(name)
+}
+
+// produceParams are a single produce's query parameters (api.md §2.13).
+type produceParams struct {
+	key          []byte
+	partition    int32
+	hasPartition bool
+}
+
+func parseProduceQuery(raw string) (produceParams, error) {
+	var p produceParams
+	q, err := parseQuery(raw)
+	if err != nil {
+		return p, err
+	}
+	key, _, err := q.only("key")
+	if err != nil {
+		return p, err
+	}
+	p.key = []byte(key)
+	part, ok, err := q.only("partition")
+	if err != nil || !ok {
+		return p, err
+	}
+	p.partition, err = parsePartition(part, true)
+	p.hasPartition = err == nil
+	return p, err
+}
+
+// parsePartition parses a partition index; emptyMsg asks for the produce
+// route's distinct "empty" message.
+func parsePartition(s string, emptyMsg bool) (int32, error) {
+	if s == "" && emptyMsg {
+		return 0, clientErr(400, "invalid partition: empty")
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	switch {
+	case err != nil:
+		return 0, clientErr(400, "invalid partition: %v", err)
+	case n < 0:
+		return 0, clientErr(400, "invalid partition: must be >= 0")
+	}
+	return int32(n), nil
+}
+
+// consumeMode is how a consume request reads (api.md §2.14).
+type consumeMode int
+
+const (
+	modeQueue consumeMode = iota
+	modePinned
+	modeBatch
+	modeReplay
+)
+
+// batchConsumeMax is the largest batch consume (api.md §0.8).
+const batchConsumeMax = 100
+
+// consumeParams are a consume's query parameters.
+type consumeParams struct {
+	mode         consumeMode
+	partition    int32
+	hasPartition bool
+	offset       int64
+	max          int
+	wait         time.Duration
+	localOnly    bool
+}
+
+// parseConsumeQuery parses a consume's query; hasClientHeader says whether
+// X-Narad-Client was sent (batch consume requires it).
+func parseConsumeQuery(raw string, hasClientHeader bool) (consumeParams, error) {
+	var p consumeParams
+	q, err := parseQuery(raw)
+	if err != nil {
+		return p, err
+	}
+	if v, ok, err := q.first("partition"); err != nil {
+		return p, err
+	} else if ok {
+		if p.partition, err = parsePartition(v, false); err != nil {
+			return p, err
+		}
+		p.hasPartition = true
+	}
+	offset, hasOffset, err := parseOffset(q)
+	if err != nil {
+		return p, err
+	}
+	max, hasMax, err := parseMax(q, hasOffset, hasClientHeader)
+	if err != nil {
+		return p, err
+	}
+	if p.wait, err = parseWait(q); err != nil {
+		return p, err
+	}
+	v, _, err := q.first("local_only")
+	if err != nil {
+		return p, err
+	}
+	p.localOnly = v == "1"
+	p.offset, p.max = offset, max
+	switch {
+	case hasOffset:
+		p.mode = modeReplay
+	case hasMax:
+		p.mode = modeBatch
+	case p.hasPartition:
+		p.mode = modePinned
+	}
+	return p, nil
+}
+
+func parseOffset(q query) (int64, bool, error) {
+	v, ok, err := q.first("offset")
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil:
+		return 0, true, clientErr(400, "invalid offset: %v", err)
+	case n < 0:
+		return 0, true, clientErr(400, "invalid offset: must be >= 0")
+	}
+	if _, hasPartition := q["partition"]; !hasPartition {
+		return 0, true, clientErr(400, "partition required for replay-mode consume")
+	}
+	return n, true, nil
+}
+
+func parseMax(q query, hasOffset, hasClientHeader bool) (int, bool, error) {
+	v, ok, err := q.first("max")
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 1 || n > batchConsumeMax:
+		return 0, true, clientErr(400, "invalid max: want an integer from 1 to %d", batchConsumeMax)
+	case hasOffset:
+		return 0, true, clientErr(400, "max cannot be combined with offset: replay reads one record")
+	case !hasClientHeader:
+		return 0, true, clientErr(400, "batch consume (max) requires an X-Narad-Client header")
+	}
+	return n, true, nil
+}
+
+// parseWait parses the long-poll budget: a Go duration (a bare integer other
+// than 0 is invalid), negative meaning 0. Clamping is the caller's.
+func parseWait(q query) (time.Duration, error) {
+	v, ok, err := q.first("wait")
+	if err != nil || !ok || v == "" {
+		return 0, err
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, clientErr(400, "invalid wait: %v", err)
+	}
+	return max(d, 0), nil
+}
+
+// ackOp is what an ack request does to its leases (api.md §2.15).
+type ackOp int
+
+const (
+	opAck ackOp = iota
+	opExtend
+	opNack
+)
+
+// parseExtend reads the extend parameter: absent, empty or false = ack;
+// true or 1 = extend; 0 = nack; first occurrence wins.
+func parseExtend(q query) (ackOp, error) {
+	v, _, err := q.first("extend")
+	if err != nil {
+		return opAck, err
+	}
+	switch v {
+	case "", "false":
+		return opAck, nil
+	case "true", "1":
+		return opExtend, nil
+	case "0":
+		return opNack, nil
+	}
+	return opAck, clientErr(400, `invalid extend: want "true" (renew lease) or "0" (release for redelivery)`)
+}
+
+// clientError is a refusal of the request as sent: its status and message
+// go to the client as they are.
+type clientError struct {
+	status int
+	msg    string
+}
+
+func (e *clientError) Error() string { return e.msg }
+
+func clientErr(status int, format string, args ...any) error {
+	return &clientError{status: status, msg: fmt.Sprintf(format, args...)}
+}
