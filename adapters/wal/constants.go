@@ -1,0 +1,67 @@
+package wal
+
+import "time"
+
+// On-disk format. Part of the on-disk format and must never change: replay
+// of existing WALs, forensic readers and fixtures depend on every value.
+const (
+	// frameMagic opens every frame: "NWAL".
+	frameMagic uint32 = 0x4E57414C
+	// frameHeaderBytes is magic u32 + length u32 + seq u64 + CRC-32 u32.
+	frameHeaderBytes = 20
+	// recordPayloadMaxBytes caps a frame's payload (one encoded record); also
+	// the largest length trusted while scanning, so a corrupt length never
+	// triggers a bigger allocation.
+	recordPayloadMaxBytes = 16 << 20
+	// recordFormatLegacy is the format byte of records without a topic id.
+	recordFormatLegacy byte = 1
+	// recordFormatIncarnation is the format byte of records with a topic id.
+	recordFormatIncarnation byte = 2
+	// topicIDBytes is the length of a topic id string in format 2.
+	topicIDBytes = 16
+	// recordFixedBytes is the fixed part of a format 1 record: format byte,
+	// three u32 lengths (topic, key, payload), partition u32, created_at_ms u64.
+	recordFixedBytes = 1 + 4 + 4 + 4 + 8 + 4
+	// recordTopicIDExtraBytes is what format 2 adds: a str of the topic id.
+	recordTopicIDExtraBytes = 4 + topicIDBytes
+	// checkpointFileBytes is the exact size of the checkpoint file.
+	checkpointFileBytes = 8
+	// checkpointFileName names the checkpoint file inside the WAL directory.
+	checkpointFileName = "checkpoint"
+	// segmentNameDigits is the zero-padded width of a segment's base sequence.
+	segmentNameDigits = 20
+	// segmentFileSuffix ends every segment file name.
+	segmentFileSuffix = ".wal"
+)
+
+// Behaviour constants (spec section 2 and Appendix A).
+const (
+	// segmentSizeMaxBytes: a segment rolls when size + frame would exceed it.
+	segmentSizeMaxBytes = 64 << 20
+	// syncBackstopInterval wakes the sync loop when no poke arrives.
+	syncBackstopInterval = 10 * time.Millisecond
+	// stagingBufferKeepMaxBytes: a staging buffer above this is dropped after
+	// its batch rather than kept for reuse.
+	stagingBufferKeepMaxBytes = 4 << 20
+	// rotateFloorBytes: a fully dispatched active segment smaller than this is
+	// not rolled by compaction.
+	rotateFloorBytes = 1 << 20
+	// checkpointFlushInterval bounds how long a stored checkpoint waits for
+	// its fdatasync.
+	checkpointFlushInterval = 250 * time.Millisecond
+	// magicScanChunkBytes and magicScanOverlapBytes shape the search for a
+	// valid frame behind a bad one during replay.
+	magicScanChunkBytes   = 4 << 10
+	magicScanOverlapBytes = 3
+)
+
+// Implementation constants (ours, not part of the format).
+const (
+	// readWindowBytes is the read-ahead window of a segment reader.
+	readWindowBytes = 256 << 10
+	// indexIntervalBytes spaces the entries of a segment's sparse in-memory
+	// index of (seq, offset) pairs.
+	indexIntervalBytes = 64 << 10
+	// readPreallocEntries caps the entries ReadFrom allocates up front.
+	readPreallocEntries = 1024
+)
