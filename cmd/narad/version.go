@@ -2,29 +2,33 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/narad/narad/bootstrap"
 )
 
-func runVersion(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON for scripts")
-	if err := fs.Parse(args); err != nil {
-		return 2
+func newVersionCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit and Go version",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return printVersion(cmd.OutOrStdout(), asJSON)
+		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
+	return c
+}
+
+func printVersion(w io.Writer, asJSON bool) error {
 	info := bootstrap.Build()
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		if err := enc.Encode(info); err != nil {
-			fmt.Fprintln(stderr, "narad version:", err)
-			return 1
-		}
-		return 0
+	if asJSON {
+		return json.NewEncoder(w).Encode(info)
 	}
-	fmt.Fprintf(stdout, "version: %s\ncommit:  %s\ngo:      %s\n", info.Version, info.Commit, info.GoVersion)
-	return 0
+	_, err := fmt.Fprintf(w, "version: %s\ncommit:  %s\ngo:      %s\n", info.Version, info.Commit, info.GoVersion)
+	return err
 }
