@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/narad/narad/domain"
 )
@@ -11,21 +12,34 @@ import (
 type outcome struct {
 	err    error
 	status int
-	msg    string // the error body's message; the SDK matches some by substring
+	msg    string // the error body's message; "" = the Refusal's detail, else the sentinel's text
 }
 
 // errorTable is the one place domain errors become status codes (style
-// rule 7). Order matters only where one error wraps another.
+// rule 7). The messages listed in api.md appendix B are matched by substring
+// by the narad-go SDK: keep them.
 var errorTable = []outcome{
 	{domain.ErrInvalidTopicName, http.StatusBadRequest, ""},
 	{domain.ErrInvalidRecord, http.StatusBadRequest, ""},
+	{domain.ErrInvalidArgument, http.StatusBadRequest, ""},
+	{domain.ErrEmptyMessage, http.StatusBadRequest, "message required"},
+	{domain.ErrPartitionOutOfRange, http.StatusBadRequest, "invalid argument: partition out of range"},
 	{domain.ErrInvalidReceiptHandle, http.StatusBadRequest, "receipt handle is malformed"},
-	{domain.ErrRecordTooLarge, http.StatusRequestEntityTooLarge, "request body too large"},
 	{domain.ErrOffsetNegative, http.StatusBadRequest, "invalid offset: must be >= 0"},
+	{domain.ErrTopicNotFound, http.StatusNotFound, "topic not found"},
+	{domain.ErrTopicExists, http.StatusConflict, "topic already exists"},
+	{domain.ErrTopicNameCase, http.StatusConflict, ""},
+	{domain.ErrTopicChanged, http.StatusConflict, "topic changed since it was read"},
+	{domain.ErrDelayedChildProduce, http.StatusConflict, "direct produce to a delayed child topic is not allowed"},
+	{domain.ErrConflict, http.StatusConflict, ""},
 	{domain.ErrOffsetGone, http.StatusGone, ""},
 	{domain.ErrRecordCorrupt, http.StatusGone, ""},
 	{domain.ErrLeaseGone, http.StatusGone, "receipt handle no longer matches an active reservation"},
+	{domain.ErrRecordTooLarge, http.StatusRequestEntityTooLarge, "request body too large"},
+	{domain.ErrNotOwner, http.StatusMisdirectedRequest, "this node does not own the requested partition"},
 	{domain.ErrWALFailed, http.StatusInternalServerError, "produce failed"},
+	{domain.ErrOwnerDown, http.StatusServiceUnavailable, "partition owner is down; retry later"},
+	{domain.ErrUnavailable, http.StatusServiceUnavailable, ""},
 	{domain.ErrLogClosed, http.StatusServiceUnavailable, "partition log is closing; retry"},
 	{domain.ErrClosed, http.StatusServiceUnavailable, "node is shutting down; retry"},
 }
@@ -39,12 +53,17 @@ func statusOf(err error) (int, string) {
 		return ce.status, ce.msg
 	}
 	for _, o := range errorTable {
-		if errors.Is(err, o.err) {
-			if o.msg == "" {
-				return o.status, err.Error()
-			}
+		if !errors.Is(err, o.err) {
+			continue
+		}
+		if o.msg != "" {
 			return o.status, o.msg
 		}
+		var r *domain.Refusal
+		if errors.As(err, &r) {
+			return o.status, r.Detail
+		}
+		return o.status, strings.TrimPrefix(o.err.Error(), "domain: ")
 	}
 	return http.StatusInternalServerError, "internal error"
 }

@@ -101,3 +101,18 @@ type wrapped struct{ err error }
 
 func (w *wrapped) Error() string { return "ctx: " + w.err.Error() }
 func (w *wrapped) Unwrap() error { return w.err }
+
+// ensure that a Refusal's detail is the client message and a bare sentinel speaks without its package prefix.
+func TestStatusOfRefusals(t *testing.T) {
+	code, msg := statusOf(wrap(domain.Refuse(domain.ErrInvalidArgument, "invalid argument: schema: missing property")))
+	if code != 400 || msg != "invalid argument: schema: missing property" {
+		t.Fatalf("%d %q", code, msg)
+	}
+	code, msg = statusOf(domain.ErrTopicNameCase)
+	if code != 409 || msg != "topic name differs only in letter case from an existing topic" {
+		t.Fatalf("%d %q", code, msg)
+	}
+	if code, _ := statusOf(wrap(domain.ErrNotOwner)); code != 421 {
+		t.Fatalf("not owner: %d", code)
+	}
+}
