@@ -1,0 +1,367 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/narad/narad/adapters/metastore/metawatch"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// metaBarrierTimeout bounds a fake Barrier like the real one (5 s).
+const metaBarrierTimeout = 5 * time.Second
+
+var (
+	_ ports.MetadataStore      = (*MetaStore)(nil)
+	_ ports.MetadataMembership = (*MetaStore)(nil)
+)
+
+// MetaStore is an in-memory ports.MetadataStore: one replica whose "log" is a
+// slice. Entries apply through meta.Step, the same rules the pebble state
+// machine runs. Knobs let a test make the replica lag (HoldApply, Commit),
+// lose freshness (SetCaughtUp), lose leadership (SetLeader), fail barriers
+// (FailBarrier) or writes (FailPropose). Safe for concurrent use.
+type MetaStore struct {
+	mu         sync.Mutex
+	kv         *meta.MemKV
+	log        []meta.Envelope // log[i] is the entry at index i+1
+	applied    uint64
+	results    map[uint64]meta.Result
+	changed    chan struct{} // closed and replaced at every apply
+	hold       bool
+	caughtUp   bool
+	leader     bool
+	barrierErr error
+	proposeErr error
+	memberErr  error
+	closed     bool
+	membership ports.RaftMembership
+	hub        metawatch.Hub
+}
+
+// NewMetaStore returns an empty replica that leads, is caught up and
+// applies at once.
+func NewMetaStore() *MetaStore {
+	return &MetaStore{
+		kv: meta.NewMemKV(), results: make(map[uint64]meta.Result), changed: make(chan struct{}),
+		caughtUp: true, leader: true,
+		membership: ports.RaftMembership{Voters: map[uint64]string{}, NonVoters: map[uint64]string{}, Removed: map[uint64]struct{}{}},
+	}
+}
+
+// Propose appends env to the log and waits until this replica applied it.
+func (s *MetaStore) Propose(ctx context.Context, env meta.Envelope) (ports.MetaApplied, error) {
+	if env.Event == nil {
+		return ports.MetaApplied{}, fmt.Errorf("fake metastore: propose: nil event: %w", meta.ErrInvalidEvent)
+	}
+	if err := env.Event.Validate(); err != nil {
+		return ports.MetaApplied{}, fmt.Errorf("fake metastore: propose %s: %w", env.Event.Type(), err)
+	}
+	s.mu.Lock()
+	if err := s.writableLocked(); err != nil {
+		s.mu.Unlock()
+		return ports.MetaApplied{}, err
+	}
+	index, err := s.commitLocked(env)
+	s.mu.Unlock()
+	if err != nil {
+		return ports.MetaApplied{}, err
+	}
+	if err := s.waitApplied(ctx, index); err != nil {
+		return ports.MetaApplied{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ports.MetaApplied{Index: index, Result: s.results[index]}, nil
+}
+
+func (s *MetaStore) writableLocked() error {
+	switch {
+	case s.closed:
+		return fmt.Errorf("fake metastore: %w", meta.ErrStopped)
+	case s.proposeErr != nil:
+		return s.proposeErr
+	}
+	return nil
+}
+
+// Commit appends env as if another node had proposed it: it applies at once
+// unless HoldApply is on. It returns the entry's index.
+func (s *MetaStore) Commit(env meta.Envelope) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commitLocked(env)
+}
+
+func (s *MetaStore) commitLocked(env meta.Envelope) (uint64, error) {
+	s.log = append(s.log, env)
+	index := uint64(len(s.log))
+	if !s.hold {
+		return index, s.applyPendingLocked()
+	}
+	return index, nil
+}
+
+// applyPendingLocked applies every committed entry not applied yet.
+func (s *MetaStore) applyPendingLocked() error {
+	for s.applied < uint64(len(s.log)) {
+		index := s.applied + 1
+		env := s.log[index-1]
+		res, ms, err := meta.Step(s.kv, index, env, meta.JournalKeep)
+		if err != nil {
+			return fmt.Errorf("fake metastore: apply %d: %w", index, err)
+		}
+		if err := meta.WriteMutations(s.kv, ms); err != nil {
+			return fmt.Errorf("fake metastore: apply %d: %w", index, err)
+		}
+		s.applied, s.results[index] = index, res
+		s.hub.Publish(ports.MetaChange{Index: index, Envelope: env, Result: res})
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return nil
+}
+
+// waitApplied blocks until index is applied, ctx ends or the store closes.
+func (s *MetaStore) waitApplied(ctx context.Context, index uint64) error {
+	for {
+		s.mu.Lock()
+		applied, changed, closed := s.applied, s.changed, s.closed
+		s.mu.Unlock()
+		switch {
+		case applied >= index:
+			return nil
+		case closed:
+			return fmt.Errorf("fake metastore: %w", meta.ErrStopped)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("fake metastore: waiting for index %d: %w (%w)", index, meta.ErrUnavailable, ctx.Err())
+		}
+	}
+}
+
+// HoldApply makes later entries commit without applying: the replica lags.
+func (s *MetaStore) HoldApply() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = true
+}
+
+// ReleaseApply applies every held entry and stops holding.
+func (s *MetaStore) ReleaseApply() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = false
+	return s.applyPendingLocked()
+}
+
+// SetCaughtUp sets what CaughtUp answers.
+func (s *MetaStore) SetCaughtUp(v bool) { s.set(func() { s.caughtUp = v }) }
+
+// SetLeader sets what IsLeader answers.
+func (s *MetaStore) SetLeader(v bool) { s.set(func() { s.leader = v }) }
+
+// FailBarrier makes Barrier return err (nil restores normal barriers).
+func (s *MetaStore) FailBarrier(err error) { s.set(func() { s.barrierErr = err }) }
+
+// FailPropose makes Propose return err (nil restores normal proposals).
+func (s *MetaStore) FailPropose(err error) { s.set(func() { s.proposeErr = err }) }
+
+// FailMembership makes membership changes return err (nil restores them).
+func (s *MetaStore) FailMembership(err error) { s.set(func() { s.memberErr = err }) }
+
+func (s *MetaStore) set(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
+// Close stops the replica: writes and barriers fail with meta.ErrStopped,
+// watchers end.
+func (s *MetaStore) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.changed)
+		s.changed = make(chan struct{})
+		s.hub.Close(meta.ErrStopped)
+	}
+}
+
+// AppliedIndex is the newest applied index.
+func (s *MetaStore) AppliedIndex() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied
+}
+
+// CaughtUp answers the SetCaughtUp knob, and false while entries are held.
+func (s *MetaStore) CaughtUp() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caughtUp && !s.closed && s.applied == uint64(len(s.log))
+}
+
+// Barrier waits until every entry committed before the call is applied,
+// within 5 s or ctx.
+func (s *MetaStore) Barrier(ctx context.Context) error {
+	s.mu.Lock()
+	target, err := uint64(len(s.log)), s.barrierErr
+	if s.closed {
+		err = fmt.Errorf("fake metastore: %w", meta.ErrStopped)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, metaBarrierTimeout)
+	defer cancel()
+	return s.waitApplied(ctx, target)
+}
+
+// IsLeader answers the SetLeader knob.
+func (s *MetaStore) IsLeader() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leader && !s.closed
+}
+
+// Leader reports replica 1 when this replica leads, unknown otherwise.
+func (s *MetaStore) Leader() (uint64, bool) {
+	if s.IsLeader() {
+		return 1, true
+	}
+	return 0, false
+}
+
+// Watch subscribes to applied entries.
+func (s *MetaStore) Watch(buffer int) (ports.MetaSubscription, error) {
+	return s.hub.Subscribe(buffer)
+}
+
+// Membership returns a copy of the configuration.
+func (s *MetaStore) Membership(context.Context) (ports.RaftMembership, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.membership
+	return ports.RaftMembership{Voters: maps.Clone(m.Voters), NonVoters: maps.Clone(m.NonVoters), Removed: maps.Clone(m.Removed)}, nil
+}
+
+// AddNonVoter stages replicaID.
+func (s *MetaStore) AddNonVoter(_ context.Context, replicaID uint64, addr string) error {
+	return s.changeMembership(replicaID, func(m *ports.RaftMembership) {
+		if _, voter := m.Voters[replicaID]; !voter {
+			m.NonVoters[replicaID] = addr
+		}
+	})
+}
+
+// AddVoter adds or promotes replicaID.
+func (s *MetaStore) AddVoter(_ context.Context, replicaID uint64, addr string) error {
+	return s.changeMembership(replicaID, func(m *ports.RaftMembership) {
+		delete(m.NonVoters, replicaID)
+		m.Voters[replicaID] = addr
+	})
+}
+
+// RemoveReplica removes replicaID for good.
+func (s *MetaStore) RemoveReplica(_ context.Context, replicaID uint64) error {
+	return s.changeMembership(replicaID, func(m *ports.RaftMembership) {
+		delete(m.Voters, replicaID)
+		delete(m.NonVoters, replicaID)
+		m.Removed[replicaID] = struct{}{}
+	})
+}
+
+func (s *MetaStore) changeMembership(replicaID uint64, change func(*ports.RaftMembership)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return fmt.Errorf("fake metastore: %w", meta.ErrStopped)
+	case s.memberErr != nil:
+		return s.memberErr
+	case !s.leader:
+		return fmt.Errorf("fake metastore: membership change on a follower: %w", meta.ErrUnavailable)
+	}
+	if _, gone := s.membership.Removed[replicaID]; gone {
+		return fmt.Errorf("fake metastore: replica %d was removed: %w", replicaID, meta.ErrRefused)
+	}
+	change(&s.membership)
+	return nil
+}
+
+// read runs f over the applied views under the lock.
+func read[T any](s *MetaStore, f func(meta.KVReader) (T, error)) (T, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f(s.kv)
+}
+
+func readOne[T any](s *MetaStore, f func(meta.KVReader) (T, bool, error)) (T, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f(s.kv)
+}
+
+// Topic reads a topic view.
+func (s *MetaStore) Topic(name string) (meta.Topic, bool, error) {
+	return readOne(s, func(r meta.KVReader) (meta.Topic, bool, error) { return meta.ReadTopic(r, name) })
+}
+
+// ListTopics pages topics by name.
+func (s *MetaStore) ListTopics(after string, limit int) ([]meta.Topic, error) {
+	return read(s, func(r meta.KVReader) ([]meta.Topic, error) { return meta.ListTopics(r, after, limit) })
+}
+
+// Schemas reads a topic's schema history.
+func (s *MetaStore) Schemas(topic string) ([]meta.SchemaVersion, error) {
+	return read(s, func(r meta.KVReader) ([]meta.SchemaVersion, error) { return meta.Schemas(r, topic) })
+}
+
+// Links reads every fan-out link.
+func (s *MetaStore) Links() ([]meta.Link, error) { return read(s, meta.Links) }
+
+// Assignments reads a topic's rows.
+func (s *MetaStore) Assignments(topic string) ([]meta.Assignment, error) {
+	return read(s, func(r meta.KVReader) ([]meta.Assignment, error) { return meta.Assignments(r, topic) })
+}
+
+// Assignment reads one row.
+func (s *MetaStore) Assignment(topic string, partition int32) (meta.Assignment, bool, error) {
+	return readOne(s, func(r meta.KVReader) (meta.Assignment, bool, error) {
+		return meta.ReadAssignment(r, topic, partition)
+	})
+}
+
+// Moves reads every move in flight.
+func (s *MetaStore) Moves() ([]meta.Move, error) { return read(s, meta.Moves) }
+
+// Members reads every member record.
+func (s *MetaStore) Members() ([]meta.Member, error) { return read(s, meta.Members) }
+
+// Tombstones reads the decommissioned ids.
+func (s *MetaStore) Tombstones() ([]meta.Tombstone, error) { return read(s, meta.Tombstones) }
+
+// User reads one account.
+func (s *MetaStore) User(name string) (meta.User, bool, error) {
+	return readOne(s, func(r meta.KVReader) (meta.User, bool, error) { return meta.ReadUser(r, name) })
+}
+
+// Users reads every account.
+func (s *MetaStore) Users() ([]meta.User, error) { return read(s, meta.Users) }
+
+// Remotes reads every remote.
+func (s *MetaStore) Remotes() ([]meta.Remote, error) { return read(s, meta.Remotes) }
+
+// History reads the journal, newest first.
+func (s *MetaStore) History(before uint64, limit int) ([]meta.JournalEntry, error) {
+	return read(s, func(r meta.KVReader) ([]meta.JournalEntry, error) { return meta.Journal(r, before, limit) })
+}

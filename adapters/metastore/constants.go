@@ -1,0 +1,51 @@
+package metastore
+
+import "time"
+
+// Constants from the spec (internals §8, appendix A) and the dragonboat
+// mapping. Units are in the names.
+const (
+	// metadataShardID is the Raft shard holding every metadata entry.
+	metadataShardID uint64 = 1
+
+	// writeTimeout bounds one proposal (the spec's Raft write timeout).
+	writeTimeout = 5 * time.Second
+	// barrierTimeout bounds one linearizable read.
+	barrierTimeout = 5 * time.Second
+	// leaderContactMax is how old the last successful read probe may be for
+	// the replica to count as caught up.
+	leaderContactMax = 5 * time.Second
+	// readAttemptTimeout bounds one ReadIndex attempt inside a barrier;
+	// retryPause separates attempts (and re-proposals of dropped entries).
+	readAttemptTimeout = time.Second
+	retryPause         = 50 * time.Millisecond
+	// openTimeout bounds the wait for the state machine to open at start.
+	openTimeout = time.Minute
+	// probeInterval is the cadence of the caught-up read probe.
+	probeInterval = time.Second
+	// membershipTimeout bounds one Raft configuration change.
+	membershipTimeout = 10 * time.Second
+
+	// snapshotEntries: Raft compacts once this many entries accumulated.
+	snapshotEntries uint64 = 8192
+	// compactionOverheadEntries: entries kept behind a compaction point.
+	compactionOverheadEntries uint64 = 1024
+	// electionRTTTicks and heartbeatRTTTicks count RTTs (dragonboat ticks).
+	electionRTTTicks  uint64 = 10
+	heartbeatRTTTicks uint64 = 1
+	// defaultRTT is the tick length when the config leaves it unset.
+	defaultRTT = 50 * time.Millisecond
+
+	// logDBShards and the write buffers bound dragonboat's own log store
+	// (4 shards × 4 buffers × 4 MiB = 64 MiB at most). Fixed once deployed.
+	logDBShards            uint64 = 4
+	logDBWriteBufferBytes  uint64 = 4 << 20
+	logDBWriteBufferNumber uint64 = 4
+	// engine worker counts: one metadata shard needs few workers. Fixed once
+	// deployed.
+	engineWorkers uint64 = 4
+
+	// snapshotBatchBytes: a snapshot install commits a pebble batch at this
+	// size, so memory stays bounded whatever the database size.
+	snapshotBatchBytes = 4 << 20
+)

@@ -1,0 +1,64 @@
+package meta
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Outcome is what applying one entry decided: the result, and the writes to
+// make when it is OK (none for a refusal).
+type Outcome struct {
+	Result    Result
+	Mutations []Mutation
+}
+
+// Apply decides one entry against the views in r. It is deterministic: the
+// same views and envelope give the same outcome on every replica. The
+// returned error is only a read failure of r (or a corrupt view): the caller
+// must stop, not skip the entry.
+func Apply(r KVReader, env Envelope) (Outcome, error) {
+	if env.Event == nil {
+		return Outcome{Result: refuse(CodeInvalid, "no event")}, nil
+	}
+	if err := env.Event.Validate(); err != nil {
+		return Outcome{Result: refuse(CodeInvalid, "%v", err)}, nil
+	}
+	t := newTx(r)
+	res, err := env.Event.apply(t, env)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("apply %s %s: %w", env.Event.Type(), env.Event.Subject(), err)
+	}
+	if !res.OK() {
+		return Outcome{Result: res}, nil
+	}
+	return Outcome{Result: res, Mutations: t.mutations()}, nil
+}
+
+// put stores v as JSON under key. The view types hold only strings, numbers,
+// bools, slices and byte slices, which always marshal.
+func (t *tx) put(key []byte, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("meta: view %T does not marshal: %v", v, err))
+	}
+	t.set(key, b)
+}
+
+func (t *tx) topic(name string) (Topic, bool, error) { return ReadTopic(t, name) }
+
+func (t *tx) putTopic(tp Topic) { t.put(topicKey(tp.Name), tp) }
+
+// Step applies env as the entry at index and returns its result with every
+// write it makes: the views' (when OK) followed by the history's. Every
+// implementation of the state machine applies entries through Step.
+func Step(r KVReader, index uint64, env Envelope, journalKeep int) (Result, []Mutation, error) {
+	out, err := Apply(r, env)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	journal, err := RecordJournal(r, index, env, out.Result, journalKeep)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return out.Result, append(out.Mutations, journal...), nil
+}

@@ -1,0 +1,159 @@
+package meta
+
+// Topic is one topic incarnation as every replica holds it.
+type Topic struct {
+	Name                string   `json:"name"`
+	ID                  string   `json:"id,omitempty"`
+	Partitions          int32    `json:"partitions"`
+	RetentionMs         int64    `json:"retention_ms"`
+	VisibilityTimeoutMs int64    `json:"visibility_timeout_ms"`
+	MaxInFlight         int64    `json:"max_in_flight_per_partition"`
+	MaxAckedAhead       int64    `json:"max_acked_ahead_per_partition"`
+	CreatedAt           int64    `json:"created_at"`
+	Owner               string   `json:"owner,omitempty"`
+	Children            []string `json:"children,omitempty"`
+	Parent              string   `json:"parent,omitempty"`
+	AttachEpoch         string   `json:"attach_epoch,omitempty"`
+	FanoutDelayMs       int64    `json:"fanout_delay_ms,omitempty"`
+	AttachOffsets       []int64  `json:"attach_offsets,omitempty"`
+}
+
+// Topic roles as the API names them.
+const (
+	RoleStandalone = "standalone"
+	RoleParent     = "parent"
+	RoleChild      = "child"
+)
+
+// Role is child when attached to a parent, parent when it has children.
+func (t Topic) Role() string {
+	switch {
+	case t.Parent != "":
+		return RoleChild
+	case len(t.Children) > 0:
+		return RoleParent
+	}
+	return RoleStandalone
+}
+
+// SchemaVersion is one entry of a topic's append-only schema history.
+type SchemaVersion struct {
+	Topic   string `json:"topic"`
+	Version int32  `json:"version"`
+	Schema  []byte `json:"schema"`
+}
+
+// Assignment places one partition: Owner serves it; Target is set only while
+// a move is under way.
+type Assignment struct {
+	Topic     string `json:"topic"`
+	TopicID   string `json:"topic_id,omitempty"`
+	Partition int32  `json:"partition"`
+	Owner     string `json:"owner"`
+	Target    string `json:"target,omitempty"`
+}
+
+// Member statuses.
+const (
+	StatusAlive = "alive"
+	StatusDead  = "dead"
+)
+
+// Member is one node's registration.
+type Member struct {
+	ID          string `json:"id"`
+	Addr        string `json:"addr"`
+	ClusterAddr string `json:"cluster_addr"`
+	Status      string `json:"status"`
+	// LastHeartbeat is Unix seconds, stamped by the leader's clock.
+	LastHeartbeat int64     `json:"last_heartbeat"`
+	Draining      bool      `json:"draining,omitempty"`
+	Build         string    `json:"build,omitempty"`
+	EntryTypes    EntryType `json:"entry_types,omitempty"`
+}
+
+// Tombstone marks a decommissioned node id; it cannot register again until
+// readmitted.
+type Tombstone struct {
+	ID string `json:"id"`
+	At int64  `json:"at"`
+}
+
+// Grant is one permission: an action and the topic patterns it covers.
+type Grant struct {
+	Action   string   `json:"action"`
+	Patterns []string `json:"patterns,omitempty"`
+}
+
+// User is one account. PasswordHash is bcrypt and is never returned by the
+// API.
+type User struct {
+	Username     string  `json:"username"`
+	PasswordHash []byte  `json:"password_hash"`
+	Grants       []Grant `json:"grants,omitempty"`
+	Root         bool    `json:"root,omitempty"`
+	CreatedAtMs  int64   `json:"created_at_ms,omitempty"`
+	UpdatedAtMs  int64   `json:"updated_at_ms,omitempty"`
+}
+
+// Link is one fan-out attachment, derived from the child's topic record.
+type Link struct {
+	Parent        string
+	Child         string
+	Epoch         string
+	DelayMs       int64
+	AttachOffsets []int64
+}
+
+// Move is one partition on its way from Owner to Target, derived from its
+// assignment row.
+type Move struct {
+	Topic     string
+	TopicID   string
+	Partition int32
+	From      string
+	To        string
+}
+
+// RemoteLimits are a remote's live-changeable bounds.
+type RemoteLimits struct {
+	MaxInFlight       int32  `json:"max_in_flight"`
+	RequestTimeoutMs  int64  `json:"request_timeout_ms"`
+	IdleConnTimeoutMs int64  `json:"idle_conn_timeout_ms"`
+	ConnMaxAgeMs      int64  `json:"conn_max_age_ms"`
+	CheckIntervalMs   int64  `json:"check_interval_ms"`
+	Compression       string `json:"compression"`
+}
+
+// Remote is another cluster this one may send to. The password is held only
+// as a sealed envelope; nothing here decrypts it.
+type Remote struct {
+	Name              string       `json:"name"`
+	ID                string       `json:"id"`
+	URL               string       `json:"url"`
+	Username          string       `json:"username"`
+	SealedPassword    []byte       `json:"sealed_password"`
+	KeyVersion        string       `json:"key_version"`
+	Fingerprint       string       `json:"fingerprint"`
+	CAPEM             string       `json:"ca_pem,omitempty"`
+	Limits            RemoteLimits `json:"limits"`
+	CredentialVersion int64        `json:"credential_version"`
+	Revision          int64        `json:"revision"`
+	CreatedAtMs       int64        `json:"created_at_ms"`
+	CreatedBy         string       `json:"created_by"`
+	SetAtMs           int64        `json:"set_at_ms"`
+	SetBy             string       `json:"set_by"`
+}
+
+// JournalEntry is one line of the metadata history: which entry changed what,
+// when, proposed by whom, and what apply decided.
+type JournalEntry struct {
+	Seq     uint64    `json:"seq"`
+	Index   uint64    `json:"index"`
+	AtMs    int64     `json:"at_ms"`
+	Actor   string    `json:"actor,omitempty"`
+	Type    EntryType `json:"type"`
+	Subject string    `json:"subject"`
+	Code    Code      `json:"code"`
+	Detail  string    `json:"detail,omitempty"`
+}
