@@ -41,3 +41,8 @@ func TestWALFailNextAppend(t *testing.T) {
 		t.Fatalf("next Append = %d, %v; want 0, nil", seq, err)
 	}
 }
+
+var (
+	_ ports.Metrics = (*fake.Metrics)(nil)
+	_ ports.Clock   = (*fake.Clock)(nil)
+)

@@ -1,0 +1,26 @@
+package ports
+
+import "time"
+
+// Metrics records what the produce and consume paths did (api.md §7). Every
+// method is cheap and safe for concurrent use; an implementation never
+// blocks and never fails. Partition is the partition index.
+type Metrics interface {
+	// MessagesProduced counts records committed on their owner.
+	MessagesProduced(topic string, partition int32, records, payloadBytes int)
+	// ProduceRejected counts produces refused before acceptance, by reason
+	// (schema, delayed_child).
+	ProduceRejected(topic, reason string)
+	// MessagesConsumed counts messages handed to queue consumers (replays are
+	// not counted; redeliveries are).
+	MessagesConsumed(topic string, partition int32, records, payloadBytes int)
+	// ConsumeWaited records one consume's time by outcome (hit, timeout,
+	// cancelled, no_wait); an outcome other than hit also counts as empty.
+	ConsumeWaited(topic, outcome string, waited time.Duration)
+	// LeaseSettled counts extends ("extend") and nacks ("nack") per topic.
+	LeaseSettled(topic, op string)
+	// CorruptSkipped counts unreadable records skipped by queue consumers.
+	CorruptSkipped(topic string, partition int32)
+	// Error counts a cross-cutting error by component and kind.
+	Error(component, kind string)
+}
