@@ -1,0 +1,28 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/narad/narad/domain"
+)
+
+// CommitRequest is a batch of records for one partition of one topic
+// incarnation, to be committed durably by the partition's owner.
+type CommitRequest struct {
+	Topic     string
+	TopicID   domain.TopicID
+	Partition int32
+	Records   []domain.Record
+}
+
+// PeerCommitter carries commits to other nodes (the node RPC of the cluster
+// issue). Safe for concurrent use.
+type PeerCommitter interface {
+	// CommitBatch asks node to commit req durably and returns the offset of
+	// its first record. Errors: domain.ErrNotOwner (the peer does not own
+	// the partition), domain.ErrTopicNotFound (the peer has no such
+	// incarnation), domain.ErrUnavailable, ctx.Err(), or a transport error.
+	// Any error but ErrTopicNotFound leaves the outcome unknown: the caller
+	// keeps the records and retries (a retry may duplicate, never lose).
+	CommitBatch(ctx context.Context, node string, req CommitRequest) (first int64, err error)
+}
