@@ -23,11 +23,27 @@ type Route struct {
 // panics answered 500 and logged, plain-text 404 and 405 (with Allow) as the
 // v3 server's multiplexer answered them (api.md §0.4), then the routes.
 func NewEngine(log *zap.Logger, routes ...Route) *gin.Engine {
+	return NewEngineWith(EngineOptions{Log: log}, routes...)
+}
+
+// EngineOptions are the router's collaborators.
+type EngineOptions struct {
+	Log *zap.Logger
+	// Metrics, when set, records every request (api.md §7 narad_http_*).
+	Metrics HTTPMetrics
+}
+
+// NewEngineWith is NewEngine with request metrics.
+func NewEngineWith(o EngineOptions, routes ...Route) *gin.Engine {
+	log := o.Log
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.HandleMethodNotAllowed = true
+	if o.Metrics != nil {
+		e.Use(observe(o.Metrics))
+	}
 	e.Use(recoverer(log), guard415)
 	for _, r := range routes {
 		e.Handle(r.Method, r.Path, r.Handle)

@@ -1,0 +1,137 @@
+package telemetry
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics is the node's Prometheus registry with the narad_* series of the
+// produce, consume and HTTP paths (api.md §7). It implements ports.Metrics.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	produced, producedBytes   *prometheus.CounterVec
+	consumed, consumedBytes   *prometheus.CounterVec
+	produceRejections         *prometheus.CounterVec
+	consumeWait               *prometheus.HistogramVec
+	consumeEmpty              *prometheus.CounterVec
+	extended, nacked          *prometheus.CounterVec
+	corruptSkipped            *prometheus.CounterVec
+	errors                    *prometheus.CounterVec
+	httpRequests              *prometheus.CounterVec
+	httpDuration              *prometheus.HistogramVec
+	httpBytesIn, httpBytesOut *prometheus.CounterVec
+	httpInFlight              prometheus.Gauge
+	// WALFailed is 1 once the ingress WAL latched a disk failure.
+	WALFailed prometheus.Gauge
+	// DispatchBacklog is durable WAL records not yet confirmed at their owners.
+	DispatchBacklog prometheus.Gauge
+	// BootSeconds is the start-up time to the listener.
+	BootSeconds prometheus.Gauge
+}
+
+// NewMetrics registers every series, plus the standard go_* and process_*
+// collectors, on a fresh registry.
+func NewMetrics() *Metrics {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		r.MustRegister(c)
+		return c
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+		r.MustRegister(g)
+		return g
+	}
+	m := &Metrics{Registry: r}
+	m.produced = counter("narad_messages_produced_total", "Records appended, counted on the owner.", "topic", "partition")
+	m.producedBytes = counter("narad_bytes_produced_total", "Payload bytes appended.", "topic", "partition")
+	m.consumed = counter("narad_messages_consumed_total", "Messages handed to queue consumers (replays not counted).", "topic", "partition")
+	m.consumedBytes = counter("narad_bytes_consumed_total", "Payload bytes handed to queue consumers.", "topic", "partition")
+	m.produceRejections = counter("narad_produce_rejections_total", "Produces refused before acceptance.", "topic", "reason")
+	m.consumeEmpty = counter("narad_consume_empty_total", "Consumes that found nothing.", "topic")
+	m.extended = counter("narad_ack_extended_total", "Lease extensions.", "topic")
+	m.nacked = counter("narad_nack_total", "Nacks.", "topic")
+	m.corruptSkipped = counter("narad_consumer_corrupt_skipped_total", "Unreadable records skipped (data loss).", "topic", "partition")
+	m.errors = counter("narad_errors_total", "Cross-cutting errors.", "component", "kind")
+	m.httpRequests = counter("narad_http_requests_total", "HTTP requests.", "route", "method", "status")
+	m.httpBytesIn = counter("narad_http_request_bytes_in_total", "Request bytes (from Content-Length).", "route")
+	m.httpBytesOut = counter("narad_http_response_bytes_out_total", "Response bytes.", "route")
+	m.consumeWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "narad_consume_wait_seconds", Help: "Time spent per consume.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 8)}, []string{"topic", "outcome"})
+	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "narad_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.DefBuckets}, []string{"route", "method", "status"})
+	r.MustRegister(m.consumeWait, m.httpDuration)
+	m.httpInFlight = gauge("narad_http_requests_in_flight", "Concurrent requests.")
+	m.WALFailed = gauge("narad_ingress_wal_failed", "1 once the ingress log failed and produce is latched off.")
+	m.DispatchBacklog = gauge("narad_ingress_dispatch_backlog_records", "Accepted records not yet confirmed at their owners.")
+	m.BootSeconds = gauge("narad_boot_duration_seconds", "Start-up time to listener.")
+	return m
+}
+
+func part(p int32) string { return strconv.Itoa(int(p)) }
+
+// MessagesProduced implements ports.Metrics.
+func (m *Metrics) MessagesProduced(topic string, p int32, records, bytes int) {
+	m.produced.WithLabelValues(topic, part(p)).Add(float64(records))
+	m.producedBytes.WithLabelValues(topic, part(p)).Add(float64(bytes))
+}
+
+// ProduceRejected implements ports.Metrics.
+func (m *Metrics) ProduceRejected(topic, reason string) {
+	m.produceRejections.WithLabelValues(topic, reason).Inc()
+}
+
+// MessagesConsumed implements ports.Metrics.
+func (m *Metrics) MessagesConsumed(topic string, p int32, records, bytes int) {
+	m.consumed.WithLabelValues(topic, part(p)).Add(float64(records))
+	m.consumedBytes.WithLabelValues(topic, part(p)).Add(float64(bytes))
+}
+
+// ConsumeWaited implements ports.Metrics.
+func (m *Metrics) ConsumeWaited(topic, outcome string, waited time.Duration) {
+	m.consumeWait.WithLabelValues(topic, outcome).Observe(waited.Seconds())
+	if outcome != "hit" {
+		m.consumeEmpty.WithLabelValues(topic).Inc()
+	}
+}
+
+// LeaseSettled implements ports.Metrics.
+func (m *Metrics) LeaseSettled(topic, op string) {
+	switch op {
+	case "extend":
+		m.extended.WithLabelValues(topic).Inc()
+	case "nack":
+		m.nacked.WithLabelValues(topic).Inc()
+	}
+}
+
+// CorruptSkipped implements ports.Metrics.
+func (m *Metrics) CorruptSkipped(topic string, p int32) {
+	m.corruptSkipped.WithLabelValues(topic, part(p)).Inc()
+}
+
+// Error implements ports.Metrics.
+func (m *Metrics) Error(component, kind string) { m.errors.WithLabelValues(component, kind).Inc() }
+
+// HTTPRequest records one finished request.
+func (m *Metrics) HTTPRequest(route, method string, status int, d time.Duration, bytesIn, bytesOut int64) {
+	s := strconv.Itoa(status)
+	m.httpRequests.WithLabelValues(route, method, s).Inc()
+	m.httpDuration.WithLabelValues(route, method, s).Observe(d.Seconds())
+	if bytesIn > 0 {
+		m.httpBytesIn.WithLabelValues(route).Add(float64(bytesIn))
+	}
+	if bytesOut > 0 {
+		m.httpBytesOut.WithLabelValues(route).Add(float64(bytesOut))
+	}
+	if status >= 500 {
+		m.Error("http", "5xx")
+	}
+}
+
+// HTTPInFlight moves the in-flight gauge by delta.
+func (m *Metrics) HTTPInFlight(delta int) { m.httpInFlight.Add(float64(delta)) }

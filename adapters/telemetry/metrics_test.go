@@ -1,0 +1,44 @@
+package telemetry
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/ports"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+var _ ports.Metrics = (*Metrics)(nil)
+
+// ensure that the produce and consume series carry the names and labels of api.md §7.
+func TestSeriesNamesAndLabels(t *testing.T) {
+	m := NewMetrics()
+	m.MessagesProduced("orders", 2, 3, 300)
+	m.MessagesConsumed("orders", 2, 1, 100)
+	m.ConsumeWaited("orders", "timeout", time.Second)
+	m.LeaseSettled("orders", "nack")
+	m.HTTPRequest("POST /v1/topics/{topic}/produce", "POST", 202, time.Millisecond, 10, 0)
+	m.HTTPRequest("GET /v1/topics", "GET", 500, time.Millisecond, 0, 20)
+	want := `
+# HELP narad_messages_produced_total Records appended, counted on the owner.
+# TYPE narad_messages_produced_total counter
+narad_messages_produced_total{partition="2",topic="orders"} 3
+# HELP narad_consume_empty_total Consumes that found nothing.
+# TYPE narad_consume_empty_total counter
+narad_consume_empty_total{topic="orders"} 1
+# HELP narad_nack_total Nacks.
+# TYPE narad_nack_total counter
+narad_nack_total{topic="orders"} 1
+# HELP narad_errors_total Cross-cutting errors.
+# TYPE narad_errors_total counter
+narad_errors_total{component="http",kind="5xx"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want),
+		"narad_messages_produced_total", "narad_consume_empty_total", "narad_nack_total", "narad_errors_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(m.httpRequests.WithLabelValues("POST /v1/topics/{topic}/produce", "POST", "202")); n != 1 {
+		t.Fatalf("http requests %v", n)
+	}
+}
