@@ -11,11 +11,10 @@ import (
 	"github.com/narad/narad/adapters/httpclient"
 )
 
-// newServerCmd is the `server` parent. It holds report; the broker's start
-// command joins it when the server lands.
+// newServerCmd is the `server` parent: start a node, or report on the cluster.
 func newServerCmd(e *env, g *globals) *cobra.Command {
-	c := groupCmd("server", "Inspect the cluster's topics and placement")
-	c.AddCommand(newReportCmd(e, g))
+	c := groupCmd("server", "Run a node, or report on the cluster's topics and placement")
+	c.AddCommand(newServerStartCmd(e), newReportCmd(e, g))
 	return c
 }
 

@@ -131,6 +131,7 @@ func newRoot(e *env) (*cobra.Command, *globals) {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(),
+		newServeCmd(e),
 		newCtxCmd(e, g),
 		newTopicCmd(e, g),
 		newPubCmd(e, g),

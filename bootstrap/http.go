@@ -1,0 +1,80 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/httpapi"
+	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/bootstrap/config"
+)
+
+// readHeaderTimeoutMax bounds how long request headers may take (api.md §0.1).
+const readHeaderTimeoutMax = 5 * time.Second
+
+// httpModule serves the client API; it starts last and stops first.
+var httpModule = fx.Module("http",
+	fx.Provide(
+		fx.Annotate(newEngine, fx.ParamTags(``, ``, ``, `group:"routes"`)),
+	),
+	fx.Invoke(serveHTTP),
+)
+
+// asRoutes tags a route-group constructor for the engine.
+func asRoutes(f any) any {
+	return fx.Annotate(f, fx.ResultTags(`group:"routes,flatten"`))
+}
+
+func newEngine(log *zap.Logger, m *telemetry.Metrics, r *Readiness, groups []httpapi.Route) http.Handler {
+	routes := append(httpapi.HealthRoutes(r), httpapi.MetricsRoute(m.Registry))
+	routes = append(routes, groups...)
+	return httpapi.NewEngineWith(httpapi.EngineOptions{Log: log, Metrics: m}, routes...)
+}
+
+func serveHTTP(lc fx.Lifecycle, cfg config.Config, h http.Handler, r *Readiness, m *telemetry.Metrics, log *zap.Logger, boot BootTime) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadTimeout:       cfg.HTTP.ReadTimeout.D(),
+		ReadHeaderTimeout: min(cfg.HTTP.ReadTimeout.D(), readHeaderTimeoutMax),
+		WriteTimeout:      cfg.HTTP.WriteTimeout.D(),
+		IdleTimeout:       cfg.HTTP.IdleTimeout.D(),
+		MaxHeaderBytes:    cfg.HTTP.MaxHeaderBytes,
+		ErrorLog:          zap.NewStdLog(log.Named("http")),
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+			if err != nil {
+				return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
+			}
+			m.BootSeconds.Set(time.Since(time.Time(boot)).Seconds())
+			log.Info("http listening", zap.String("addr", ln.Addr().String()))
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("http server stopped", zap.Error(err))
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			r.shutdown()
+			grace, cancel := context.WithTimeout(ctx, cfg.HTTP.ShutdownGrace.D())
+			defer cancel()
+			if err := srv.Shutdown(grace); err != nil {
+				log.Warn("http drain cut short by the shutdown grace", zap.Error(err))
+				return srv.Close()
+			}
+			return nil
+		},
+	})
+}
+
+// BootTime is when the process began to start.
+type BootTime time.Time

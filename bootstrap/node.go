@@ -1,0 +1,146 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// Boot constants (internals.md §8.8, §9.6).
+const (
+	startupCatchUpWaitMax = 60 * time.Second
+	catchUpPollInterval   = 50 * time.Millisecond
+	fxStopTimeout         = 30 * time.Second
+)
+
+// ErrSecurityNotBuilt refuses a secured start until authentication exists.
+var ErrSecurityNotBuilt = errors.New("security (authentication and RBAC) is not built yet: start with --dev or NARAD_SECURITY_ENABLED=false; every route would otherwise be open while the configuration says it is protected")
+
+// Params is what the command line hands the node.
+type Params struct {
+	Config config.Config
+	Log    *zap.Logger
+	Start  time.Time
+}
+
+// NewNode builds a node's fx application in boot order: telemetry, storage
+// (WAL replay, partition logs), metastore, use cases and their workers,
+// then HTTP; start-up work (catch-up, member registration) runs after the
+// listener opens, and /readyz turns 200 when it is done.
+func NewNode(p Params) (*fx.App, error) {
+	if p.Config.Security.Enabled {
+		return nil, ErrSecurityNotBuilt
+	}
+	app := fx.New(nodeOptions(p), fx.StopTimeout(fxStopTimeout))
+	return app, app.Err()
+}
+
+func nodeOptions(p Params) fx.Option {
+	return fx.Options(
+		fx.Supply(p.Config, p.Log, BootTime(p.Start)),
+		fx.WithLogger(func(l *zap.Logger) fxevent.Logger {
+			return &fxevent.ZapLogger{Logger: l.Named("fx").WithOptions(zap.IncreaseLevel(zap.WarnLevel))}
+		}),
+		fx.Provide(
+			identify,
+			telemetry.NewMetrics,
+			fx.Annotate(func(m *telemetry.Metrics) ports.Metrics { return m }),
+			fx.Annotate(newReadiness),
+			fx.Annotate(func(s ports.MetadataStore) ports.MetadataFreshness { return s }),
+			func() ports.Clock { return systemClock{} },
+		),
+		storageModule,
+		metastoreModule,
+		useCaseModule,
+		httpModule,
+		fx.Invoke(startup),
+	)
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// startup waits for the metadata replica to catch up, registers this node
+// as a member, then marks the node ready. It runs beside the listener so
+// /healthz answers at once.
+func startup(lc fx.Lifecycle, store ports.MetadataStore, id NodeIdentity, r *Readiness, log *zap.Logger) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := boot(ctx, store, id, log); err != nil {
+					log.Error("start-up did not finish; the node stays unready", zap.Error(err))
+					return
+				}
+				r.markStarted()
+				log.Info("node ready", zap.String("node", id.ID), zap.String("http", id.HTTPAddr))
+			}()
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			cancel()
+			wg.Wait()
+			return nil
+		},
+	})
+}
+
+func boot(ctx context.Context, store ports.MetadataStore, id NodeIdentity, log *zap.Logger) error {
+	if err := waitCaughtUp(ctx, store); err != nil {
+		return err
+	}
+	return registerMember(ctx, store, id, log)
+}
+
+func waitCaughtUp(ctx context.Context, f ports.MetadataFreshness) error {
+	ctx, cancel := context.WithTimeout(ctx, startupCatchUpWaitMax)
+	defer cancel()
+	t := time.NewTicker(catchUpPollInterval)
+	defer t.Stop()
+	for !f.CaughtUp() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("metadata replica not caught up within %s: %w", startupCatchUpWaitMax, ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// registerMember records this node's addresses in the member table unless
+// they are already there.
+func registerMember(ctx context.Context, store ports.MetadataStore, id NodeIdentity, log *zap.Logger) error {
+	members, err := store.Members()
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.ID == id.ID && m.Addr == id.HTTPAddr && m.ClusterAddr == id.RaftAddr && m.Status == meta.StatusAlive {
+			return nil
+		}
+	}
+	env := meta.Envelope{Actor: "node:" + id.ID, AtMs: time.Now().UnixMilli(), Event: &meta.MemberJoin{
+		ID: id.ID, Addr: id.HTTPAddr, ClusterAddr: id.RaftAddr, Build: Build().Version, EntryTypes: meta.AppliesThroughType,
+	}}
+	res, err := store.Propose(ctx, env)
+	if err != nil {
+		return fmt.Errorf("register member %s: %w", id.ID, err)
+	}
+	log.Info("member registered", zap.String("node", id.ID), zap.Uint64("index", res.Index))
+	return nil
+}

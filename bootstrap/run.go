@@ -1,0 +1,57 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/bootstrap/config"
+)
+
+// RunParams is a server start as the command line asked for it.
+type RunParams struct {
+	Source config.Source
+	// Dev prints the dev-mode banner (the command already set loopback
+	// addresses, security off and text logs in Source.Flags).
+	Dev    bool
+	Stderr io.Writer
+}
+
+// Run loads the configuration, starts a node and serves until ctx ends,
+// then shuts down gracefully (HTTP drained within the grace period, final
+// flushes, WAL and frontier synced).
+func Run(ctx context.Context, p RunParams) error {
+	start := time.Now()
+	cfg, err := config.Load(p.Source)
+	if err != nil {
+		return err
+	}
+	log, err := telemetry.NewLogger(telemetry.LogOptions{Level: cfg.Log.Level, Format: cfg.Log.Format, Output: p.Stderr})
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck // best effort at exit
+	if p.Dev {
+		fmt.Fprintf(p.Stderr, "dev mode: auth OFF, bound to loopback only (http %s, raft %s, data %s)\n",
+			cfg.HTTP.Addr, cfg.Cluster.Addr, cfg.Storage.DataDir)
+	}
+	app, err := NewNode(Params{Config: cfg, Log: log, Start: start})
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return fmt.Errorf("start node: %w", err)
+	}
+	log.Info("node started", zap.String("version", Build().Version), zap.Duration("took", time.Since(start)))
+	<-ctx.Done()
+	log.Info("shutting down")
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
+	defer cancelStop()
+	return app.Stop(stopCtx)
+}

@@ -1,0 +1,59 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/segmentlog"
+	"github.com/narad/narad/adapters/vfs"
+	"github.com/narad/narad/adapters/wal"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/ports"
+)
+
+// storageModule opens the ingress WAL (replaying it) and the partition logs.
+var storageModule = fx.Module("storage",
+	fx.Provide(
+		newWAL,
+		fx.Annotate(func(w *wal.WAL) ports.IngressWAL { return w }),
+		newPartitionLogs,
+		fx.Annotate(func(s *segmentlog.Store) ports.PartitionLogs { return s }),
+	),
+)
+
+func newWAL(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*wal.WAL, error) {
+	dir := filepath.Join(cfg.Storage.DataDir, "ingress", "produce")
+	start := time.Now()
+	w, err := wal.Open(wal.Options{FS: vfs.OS{}, Dir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("open ingress WAL: %w", err)
+	}
+	log.Info("ingress WAL open", zap.String("dir", dir), zap.Uint64("next_seq", w.DurableNext()),
+		zap.Uint64("checkpoint", w.Checkpoint()), zap.Duration("took", time.Since(start)))
+	lc.Append(fx.StopHook(w.Close))
+	return w, nil
+}
+
+func newPartitionLogs(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*segmentlog.Store, error) {
+	opts := segmentlog.DefaultOptions(vfs.OS{}, cfg.Storage.DataDir)
+	var err error
+	if opts.Codec, err = segmentlog.ParseCodec(cfg.Storage.Codec); err != nil {
+		return nil, err
+	}
+	if opts.Level, err = segmentlog.ParseLevel(cfg.Storage.CompressionLevel); err != nil {
+		return nil, err
+	}
+	opts.IdleEviction = time.Duration(cfg.Storage.IdleLogEvictionMs) * time.Millisecond
+	opts.Logger = newSlog(log.With(zap.String("component", "storage")))
+	s, err := segmentlog.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open partition logs: %w", err)
+	}
+	lc.Append(fx.StopHook(func(context.Context) error { return s.Close() }))
+	return s, nil
+}
