@@ -30,6 +30,7 @@ type MetaStore struct {
 	kv         *meta.MemKV
 	log        []meta.Envelope // log[i] is the entry at index i+1
 	applied    uint64
+	newest     meta.EntryType // newest entry type applied
 	results    map[uint64]meta.Result
 	changed    chan struct{} // closed and replaced at every apply
 	hold       bool
@@ -119,6 +120,9 @@ func (s *MetaStore) applyPendingLocked() error {
 			return fmt.Errorf("fake metastore: apply %d: %w", index, err)
 		}
 		s.applied, s.results[index] = index, res
+		if env.Event != nil {
+			s.newest = max(s.newest, env.Event.Type())
+		}
 		s.hub.Publish(ports.MetaChange{Index: index, Envelope: env, Result: res})
 	}
 	close(s.changed)
@@ -200,6 +204,13 @@ func (s *MetaStore) AppliedIndex() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.applied
+}
+
+// NewestTypeApplied is the newest entry type this replica applied.
+func (s *MetaStore) NewestTypeApplied() meta.EntryType {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.newest
 }
 
 // CaughtUp answers the SetCaughtUp knob, and false while entries are held.

@@ -7,18 +7,24 @@ import (
 	"time"
 
 	"github.com/narad/narad/adapters/fake"
-	"github.com/narad/narad/adapters/metastore/storetest"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+	"github.com/narad/narad/ports/porttest"
 )
 
 // Ensure that the fake keeps the MetadataStore contract the real store keeps.
 func TestMetaStoreConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) storetest.Store {
+	porttest.MetadataStore(t, func(t *testing.T) ports.MetadataStore {
 		s := fake.NewMetaStore()
 		t.Cleanup(s.Close)
 		return s
 	})
+}
+
+func createTopic(name string) meta.Envelope {
+	return meta.Envelope{Actor: "test", AtMs: 1_700_000_000_000, Event: &meta.CreateTopic{
+		Name: name, ID: "0000000000000001", Partitions: 3, VisibilityTimeoutMs: 30_000}}
 }
 
 // Ensure that HoldApply makes the replica lag: committed entries stay
@@ -28,7 +34,7 @@ func TestMetaStoreApplyLag(t *testing.T) {
 	s := fake.NewMetaStore()
 	defer s.Close()
 	s.HoldApply()
-	if _, err := s.Commit(storetest.CreateTopic("t", 1)); err != nil {
+	if _, err := s.Commit(createTopic("t")); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := s.Topic("t"); ok || s.CaughtUp() {
@@ -60,7 +66,7 @@ func TestMetaStoreKnobs(t *testing.T) {
 		t.Fatalf("Barrier = %v", err)
 	}
 	s.FailPropose(meta.ErrUnavailable)
-	if _, err := s.Propose(context.Background(), storetest.CreateTopic("t", 1)); !errors.Is(err, meta.ErrUnavailable) {
+	if _, err := s.Propose(context.Background(), createTopic("t")); !errors.Is(err, meta.ErrUnavailable) {
 		t.Fatalf("Propose = %v", err)
 	}
 	s.SetLeader(false)

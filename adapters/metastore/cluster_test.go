@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/narad/narad/adapters/metastore/storetest"
+	"github.com/narad/narad/ports"
+	"github.com/narad/narad/ports/porttest"
 )
 
 // Ensure that a single-node store keeps the MetadataStore contract.
 func TestSingleNodeConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store {
+	porttest.MetadataStore(t, func(t *testing.T) ports.MetadataStore {
 		n := startNode(t, "solo", freeAddr(t), t.TempDir(), StoreConfig{})
 		leaderOf(t, n)
 		return n.store

@@ -45,6 +45,12 @@ const (
 	// deployed.
 	engineWorkers uint64 = 4
 
+	// A batch commit the disk refuses is retried after diskRetryFirst,
+	// doubling to diskRetryMax, for up to diskRetryBudget (internals §8.3).
+	diskRetryFirst  = 100 * time.Millisecond
+	diskRetryMax    = 5 * time.Second
+	diskRetryBudget = 30 * time.Second
+
 	// snapshotBatchBytes: a snapshot install commits a pebble batch at this
 	// size, so memory stays bounded whatever the database size.
 	snapshotBatchBytes = 4 << 20

@@ -136,19 +136,21 @@ func syncDir(dir string) error {
 	return d.Close()
 }
 
-// appliedOnDisk returns the applied index of the live database, 0 when the
-// directory holds none. It opens and closes the database.
-func (f *dbFiles) appliedOnDisk() (uint64, error) {
+// onDisk returns the fsm_meta record of the live database (zero when the
+// directory holds none), refusing one from a newer release
+// (ErrNewerDatabase, with the record still returned). It opens and closes
+// the database.
+func (f *dbFiles) onDisk() (smMeta, error) {
 	if _, err := os.Stat(filepath.Join(f.dir, currentFile)); errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return smMeta{}, nil
 	}
 	db, err := f.openCurrent()
 	if err != nil {
-		return 0, err
+		return smMeta{}, err
 	}
-	index, err := readAppliedIndex(db)
+	m, err := readSMMeta(kvReader{db})
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
-	return index, err
+	return m, err
 }

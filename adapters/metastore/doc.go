@@ -14,7 +14,8 @@
 // The state machine lives in <data>/fsm/shard-1/: CURRENT names the live
 // pebble directory (db-NNNNNN). View keys are laid out by domain/meta;
 // "\x00sm/applied-index" holds the newest applied Raft index (8 bytes,
-// big-endian). A snapshot stream is "NMSNAP01", then every key as
+// big-endian) and "\x00sm/newest-type" the newest entry type ever applied
+// (1 byte), both written with the batch they describe. A snapshot stream is "NMSNAP01", then every key as
 // u32 key length | u32 value length | key | value, then a trailer
 // u32 0 | u32 0 | u64 record count | u32 CRC-32C of the records.
 // Dragonboat keeps its Raft log in <data>/raft/.
@@ -30,7 +31,13 @@
 //     a failed write makes Update return ErrEntryNotApplicable; dragonboat
 //     then halts the process (fail-stop). Nothing of that batch is written,
 //     so a restart meets the entry again (and stops again) until the binary
-//     is upgraded.
+//     is upgraded. A commit the disk refuses is first retried (100 ms
+//     doubling to 5 s, for up to 30 s, logged once).
+//   - A database or snapshot that applied an entry type newer than this
+//     build applies is refused (ErrNewerDatabase): OpenMetadata returns it
+//     before Raft starts; an install refuses it as its first record streams
+//     by, leaving the live database in place (dragonboat then halts the
+//     node, as for an entry it cannot apply).
 //   - A snapshot installs into a fresh directory, is checked (count and
 //     CRC-32C), synced, renamed, and only then named by CURRENT (temp file,
 //     fsync, rename, fsync dir); leftovers are removed at the next open.

@@ -19,3 +19,9 @@ var (
 	// ErrBadConfig: the configuration cannot start a replica.
 	ErrBadConfig = errors.New("metastore: bad configuration")
 )
+
+// ErrNewerDatabase: the state machine's database, or a snapshot offered to
+// it, applied an entry type this build does not know (internals §8.3). It
+// is refused at open and at install: upgrade the binary. Rolling a node back
+// below a release whose types the cluster already used is unsupported.
+var ErrNewerDatabase = errors.New("metastore: database from a newer release")

@@ -1,6 +1,7 @@
 package metastore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -52,27 +53,30 @@ func (h *Host) planStart(shardID uint64, cfg StoreConfig) (startPlan, error) {
 	return startPlan{members: members, kind: "bootstrap-peers"}, nil
 }
 
-// guardOrphanState handles a state machine directory left without Raft
-// state (Raft data lost or wiped, or a volume restored in part). Entries it
-// applied would be skipped on a new log, so: a joiner sets it aside as
-// <dir>.stale-<unix ns> and rebuilds from the leader; a bootstrapping node
-// refuses to start.
+// guardOrphanState checks the state machine directory before Raft starts.
+// A restarting replica must not hold a database from a newer release
+// (ErrNewerDatabase: refused here, cleanly, rather than by the state
+// machine's Open inside Raft). A directory left without Raft state (Raft
+// data lost or wiped, or a volume restored in part) holds entries a new log
+// would skip, so: a joiner sets it aside as <dir>.stale-<unix ns> and
+// rebuilds from the leader; a bootstrapping node refuses to start.
 func (h *Host) guardOrphanState(files *dbFiles, plan startPlan) error {
-	if plan.kind == "restart" {
-		return nil
-	}
-	applied, err := files.appliedOnDisk()
-	if err != nil || applied == 0 {
+	m, err := files.onDisk()
+	switch {
+	case plan.kind == "restart":
 		return err
-	}
-	if !plan.join {
-		return fmt.Errorf("%s applied entries through %d; refusing to %s: %w", files.dir, applied, plan.kind, ErrStaleState)
+	case err != nil && !(plan.join && errors.Is(err, ErrNewerDatabase)):
+		return err
+	case m.applied == 0:
+		return nil
+	case !plan.join:
+		return fmt.Errorf("%s applied entries through %d; refusing to %s: %w", files.dir, m.applied, plan.kind, ErrStaleState)
 	}
 	aside := fmt.Sprintf("%s.stale-%d", files.dir, time.Now().UnixNano())
 	if err := os.Rename(files.dir, aside); err != nil {
 		return fmt.Errorf("metastore: set aside %s: %w", files.dir, err)
 	}
 	h.log.Warn("metadata state without Raft state set aside; rebuilding from the leader",
-		zap.String("aside", aside), zap.Uint64("applied_index", applied))
+		zap.String("aside", aside), zap.Uint64("applied_index", m.applied))
 	return nil
 }

@@ -1,7 +1,6 @@
 package metastore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,11 +14,6 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// keyAppliedIndex holds the index of the newest applied entry, 8 bytes
-// big-endian, written in the same synced batch as that entry's effects. It
-// sorts before every view key. Part of the on-disk format.
-var keyAppliedIndex = []byte("\x00sm/applied-index")
-
 // barrierQuery is the Lookup query of a linearizable read: it answers the
 // applied index.
 type barrierQuery struct{}
@@ -27,9 +21,10 @@ type barrierQuery struct{}
 var _ sm.IOnDiskStateMachine = (*stateMachine)(nil)
 
 // stateMachine is the metadata shard's dragonboat IOnDiskStateMachine over a
-// pebble database. Each Update batch writes its views, its history and the
-// applied index in one synced pebble batch, so a restart resumes exactly
-// after the newest applied entry and never applies an entry twice (F26).
+// pebble database. Each Update batch writes its views, its history, the
+// applied index and the newest entry type applied in one synced pebble
+// batch, so a restart resumes exactly after the newest applied entry and
+// never applies an entry twice (F26).
 type stateMachine struct {
 	files *dbFiles
 	log   *zap.Logger
@@ -39,7 +34,9 @@ type stateMachine struct {
 	db *pebble.DB
 
 	applied atomic.Uint64
-	opened  chan struct{} // closed once Open succeeded
+	// newest is the newest entry type applied (the fsm_meta record).
+	newest atomic.Uint32
+	opened chan struct{} // closed once Open succeeded
 	// restores counts snapshot installs (a streamed snapshot replaced the
 	// database).
 	restores atomic.Int64
@@ -50,43 +47,42 @@ type stateMachine struct {
 	publish func([]ports.MetaChange)
 	// beforeApply, when set, runs before each Update (tests delay apply).
 	beforeApply func()
+	// disk retries failed batch commits (internals §8.3 fail-stop (b)).
+	disk diskRetry
 }
 
 func newStateMachine(files *dbFiles, log *zap.Logger, keep int, publish func([]ports.MetaChange)) *stateMachine {
-	return &stateMachine{files: files, log: log, keep: keep, publish: publish, opened: make(chan struct{})}
+	return &stateMachine{files: files, log: log, keep: keep, publish: publish, opened: make(chan struct{}),
+		disk: newDiskRetry()}
 }
 
 // Open opens (or creates) the current database and returns its applied index
-// so dragonboat replays only the entries after it.
+// so dragonboat replays only the entries after it. A database that applied
+// an entry type this build does not know is refused (ErrNewerDatabase).
 func (s *stateMachine) Open(stopc <-chan struct{}) (uint64, error) {
 	db, err := s.files.openCurrent()
 	if err != nil {
 		return 0, err
 	}
-	index, err := readAppliedIndex(db)
+	m, err := readSMMeta(kvReader{db})
 	if err != nil {
 		db.Close()
+		s.log.Error("metadata state machine refused", zap.String("dir", s.files.current()), zap.Error(err))
 		return 0, err
 	}
 	s.mu.Lock()
 	s.db = db
 	s.mu.Unlock()
-	s.applied.Store(index)
+	s.applied.Store(m.applied)
+	s.newest.Store(uint32(m.newest))
 	close(s.opened)
-	s.log.Info("metadata state machine opened", zap.Uint64("applied_index", index), zap.String("dir", s.files.current()))
-	return index, nil
+	s.log.Info("metadata state machine opened", zap.Uint64("applied_index", m.applied),
+		zap.Uint8("newest_entry_type", uint8(m.newest)), zap.String("dir", s.files.current()))
+	return m.applied, nil
 }
 
-func readAppliedIndex(db *pebble.DB) (uint64, error) {
-	b, ok, err := kvReader{db}.Get(keyAppliedIndex)
-	if err != nil || !ok {
-		return 0, err
-	}
-	if len(b) != 8 {
-		return 0, fmt.Errorf("metastore: applied index of %d bytes: %w", len(b), meta.ErrCorruptView)
-	}
-	return binary.BigEndian.Uint64(b), nil
-}
+// newestTypeApplied is the newest entry type this database ever applied.
+func (s *stateMachine) newestTypeApplied() meta.EntryType { return meta.EntryType(s.newest.Load()) }
 
 // Update applies a batch of committed entries in one synced pebble batch.
 // An entry this build cannot apply stops the batch with
@@ -101,10 +97,10 @@ func (s *stateMachine) Update(entries []sm.Entry) ([]sm.Entry, error) {
 	batch := s.db.NewIndexedBatch()
 	defer batch.Close()
 	changes := make([]ports.MetaChange, 0, len(entries))
-	last := s.applied.Load()
+	rec := smMeta{applied: s.applied.Load(), newest: s.newestTypeApplied()}
 	for i := range entries {
 		e := &entries[i]
-		if e.Index <= last {
+		if e.Index <= rec.applied {
 			continue // already held: replay skips it
 		}
 		change, err := s.applyOne(batch, e)
@@ -112,16 +108,18 @@ func (s *stateMachine) Update(entries []sm.Entry) ([]sm.Entry, error) {
 			return nil, s.halt(e, err)
 		}
 		changes = append(changes, change)
-		last = e.Index
+		rec.applied = e.Index
+		rec.newest = max(rec.newest, change.Envelope.Event.Type())
 	}
 	if len(changes) == 0 {
 		return entries, nil
 	}
-	if err := s.commit(batch, last); err != nil {
+	if err := s.commit(batch, rec); err != nil {
 		return nil, s.halt(&entries[len(entries)-1], err)
 	}
-	s.applied.Store(last)
-	if s.publish != nil && len(changes) > 0 {
+	s.applied.Store(rec.applied)
+	s.newest.Store(uint32(rec.newest))
+	if s.publish != nil {
 		s.publish(changes)
 	}
 	return entries, nil
@@ -144,13 +142,14 @@ func (s *stateMachine) applyOne(batch *pebble.Batch, e *sm.Entry) (ports.MetaCha
 	return ports.MetaChange{Index: e.Index, Envelope: env, Result: res}, nil
 }
 
-func (s *stateMachine) commit(batch *pebble.Batch, last uint64) error {
-	var idx [8]byte
-	binary.BigEndian.PutUint64(idx[:], last)
-	if err := batch.Set(keyAppliedIndex, idx[:], nil); err != nil {
+// commit records rec in batch and commits it synced, retrying a disk that
+// refuses the write (see diskRetry) before giving up.
+func (s *stateMachine) commit(batch *pebble.Batch, rec smMeta) error {
+	moved := rec.newest != s.newestTypeApplied()
+	if err := writeSMMeta(batch, rec, moved); err != nil {
 		return err
 	}
-	return batch.Commit(pebble.Sync)
+	return s.disk.commit(s.db, batch, s.log)
 }
 
 // halt logs the entry that stops this replica and returns the fatal error.

@@ -2,6 +2,7 @@ package metastore
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash"
@@ -119,7 +120,9 @@ func stopped(done <-chan struct{}) bool {
 }
 
 // RecoverFromSnapshot installs a streamed snapshot into a fresh database
-// directory, then swaps it in atomically (CURRENT) and drops the old one.
+// directory, then swaps it in atomically (CURRENT) and drops the old one. A
+// snapshot that applied an entry type this build does not know is refused
+// (ErrNewerDatabase) and the live database stays.
 func (s *stateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) error {
 	name := s.files.nextName()
 	tmp := filepath.Join(s.files.dir, name+tmpSuffix)
@@ -128,6 +131,7 @@ func (s *stateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	}
 	if err := s.fill(tmp, r, done); err != nil {
 		os.RemoveAll(tmp)
+		s.log.Error("metadata snapshot refused", zap.Error(err))
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(s.files.dir, name)); err != nil {
@@ -141,13 +145,14 @@ func (s *stateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	if err != nil {
 		return fmt.Errorf("metastore: open installed snapshot: %w", err)
 	}
-	index, err := readAppliedIndex(db)
+	m, err := readSMMeta(kvReader{db})
 	if err != nil {
 		db.Close()
 		return err
 	}
+	index := m.applied
 	s.restores.Add(1)
-	s.swap(db, index)
+	s.swap(db, m)
 	if err := os.RemoveAll(filepath.Join(s.files.dir, old)); err != nil {
 		s.log.Warn("old metadata database not removed", zap.String("dir", old), zap.Error(err))
 	}
@@ -158,11 +163,12 @@ func (s *stateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	return nil
 }
 
-func (s *stateMachine) swap(db *pebble.DB, index uint64) {
+func (s *stateMachine) swap(db *pebble.DB, m smMeta) {
 	s.mu.Lock()
 	old := s.db
 	s.db = db
-	s.applied.Store(index)
+	s.applied.Store(m.applied)
+	s.newest.Store(uint32(m.newest))
 	s.mu.Unlock()
 	if old != nil {
 		if err := old.Close(); err != nil {
@@ -180,6 +186,9 @@ func (s *stateMachine) fill(dir string, r io.Reader, done <-chan struct{}) error
 	}
 	batch := db.NewBatch()
 	err = readSnapshot(bufio.NewReaderSize(r, 64<<10), done, func(k, v []byte) error {
+		if err := checkSnapshotRecord(k, v); err != nil {
+			return err
+		}
 		if err := batch.Set(k, v, nil); err != nil {
 			return err
 		}
@@ -201,6 +210,19 @@ func (s *stateMachine) fill(dir string, r io.Reader, done <-chan struct{}) error
 		err = cerr
 	}
 	return err
+}
+
+// checkSnapshotRecord refuses, as soon as it streams by, the record saying
+// the snapshot applied an entry type this build does not know.
+func checkSnapshotRecord(k, v []byte) error {
+	if !bytes.Equal(k, keyNewestType) {
+		return nil
+	}
+	newest, err := decodeNewestType(v)
+	if err != nil {
+		return err
+	}
+	return checkKnownType(newest)
 }
 
 // readSnapshot parses the stream, calling put for each record, and checks

@@ -281,5 +281,10 @@ func (s *Store) Leader() (uint64, bool) {
 // AppliedIndex is the newest entry index the state machine applied.
 func (s *Store) AppliedIndex() uint64 { return s.sm.applied.Load() }
 
+// NewestTypeApplied is the newest entry type this replica's database ever
+// applied (its fsm_meta record): the join gate refuses a joiner that applies
+// less (internals §8.3 "Joining").
+func (s *Store) NewestTypeApplied() meta.EntryType { return s.sm.newestTypeApplied() }
+
 // Watch subscribes to applied entries (and snapshot installs).
 func (s *Store) Watch(buffer int) (ports.MetaSubscription, error) { return s.hub.Subscribe(buffer) }

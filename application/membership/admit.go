@@ -19,6 +19,11 @@ var (
 	ErrRemoved = errors.New("membership: replica removed from the cluster")
 	// ErrBadRequest: a join without a node id or Raft address.
 	ErrBadRequest = errors.New("membership: bad join request")
+	// ErrOlderRelease: a joiner not yet in the configuration applies fewer
+	// entry types than every recorded member, or than the leader's database
+	// has applied (internals §8.3 "Joining"). The API answers 409 with code
+	// older_release; the joiner logs once and keeps trying.
+	ErrOlderRelease = errors.New("membership: joiner runs an older release than the cluster")
 )
 
 // Status is how a node entered (or stays in) the shard, as the join answer
@@ -41,12 +46,18 @@ const (
 type Join struct {
 	NodeID   string
 	RaftAddr string
+	// EntryTypes is the newest entry type the joiner applies; 0 (a joiner
+	// that sent no report) means the legacy set.
+	EntryTypes meta.EntryType
 }
 
-// Store is what admission needs: the Raft configuration and leadership.
+// Store is what admission needs: the Raft configuration, leadership, the
+// member records and the newest entry type the leader's database applied.
 type Store interface {
 	ports.MetadataMembership
 	IsLeader() bool
+	Members() ([]meta.Member, error)
+	NewestTypeApplied() meta.EntryType
 }
 
 // Admitter decides admissions. Safe for concurrent use; callers serialize
@@ -71,8 +82,10 @@ func NewAdmitter(store Store, maxVoters int) *Admitter {
 // Admit enters j into the shard: as a voter while voters < maxVoters, else
 // as a non-voter. A node already in the configuration is answered as it
 // stands (a staged one is promoted when room opened), so a lost answer is
-// safe to retry. The joiner starts its replica as a non-voter exactly when
-// the answer is staged or deferred.
+// safe to retry, and is never refused for its release (its heartbeat holds
+// new entry types back instead). A new node on an older release is refused
+// with ErrOlderRelease. The joiner starts its replica as a non-voter exactly
+// when the answer is staged or deferred.
 func (a *Admitter) Admit(ctx context.Context, j Join) (Status, error) {
 	if j.NodeID == "" || j.RaftAddr == "" {
 		return "", fmt.Errorf("join %q at %q: %w", j.NodeID, j.RaftAddr, ErrBadRequest)
@@ -95,10 +108,43 @@ func (a *Admitter) Admit(ctx context.Context, j Join) (Status, error) {
 	if _, staged := m.NonVoters[id]; staged {
 		return a.promote(ctx, j, id, room)
 	}
+	if err := a.checkRelease(j); err != nil {
+		return "", err
+	}
 	if room {
 		return a.result(StatusVoter, j, a.store.AddVoter(ctx, id, j.RaftAddr))
 	}
 	return a.result(StatusStaged, j, a.store.AddNonVoter(ctx, id, j.RaftAddr))
+}
+
+// checkRelease refuses a new joiner that applies fewer entry types than the
+// leader's database has applied, or than every recorded member (itself
+// excluded) reports.
+func (a *Admitter) checkRelease(j Join) error {
+	joiner := meta.ReportedNewest(j.EntryTypes)
+	if applied := a.store.NewestTypeApplied(); joiner < applied {
+		return fmt.Errorf("join %q applies through type %d; the cluster's database applied type %d (%s): %w",
+			j.NodeID, joiner, applied, applied, ErrOlderRelease)
+	}
+	members, err := a.store.Members()
+	if err != nil {
+		return fmt.Errorf("membership: read members: %w", err)
+	}
+	lowest, others := meta.EntryType(0), 0
+	for _, m := range members {
+		if m.ID == j.NodeID {
+			continue
+		}
+		if r := meta.ReportedNewest(m.EntryTypes); others == 0 || r < lowest {
+			lowest = r
+		}
+		others++
+	}
+	if others > 0 && joiner < lowest {
+		return fmt.Errorf("join %q applies through type %d; every member applies through %d or newer: %w",
+			j.NodeID, joiner, lowest, ErrOlderRelease)
+	}
+	return nil
 }
 
 func (a *Admitter) promote(ctx context.Context, j Join, id uint64, room bool) (Status, error) {

@@ -113,3 +113,107 @@ func TestNewAdmitterRejectsBadWiring(t *testing.T) {
 		}()
 	}
 }
+
+// registered returns a fake store holding member records reporting the given
+// entry types (0: no report) and n1 as a voter.
+func registered(t *testing.T, reports map[string]meta.EntryType) *fake.MetaStore {
+	t.Helper()
+	s := fake.NewMetaStore()
+	for id, types := range reports {
+		ev := &meta.MemberJoin{ID: id, Addr: "10.0.0.1:7942", ClusterAddr: "10.0.0.1:7943", EntryTypes: types}
+		if _, err := s.Commit(meta.Envelope{AtMs: 1_700_000_000_000, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddVoter(context.Background(), meta.ReplicaID("n1"), "10.0.0.1:7943"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Ensure that a joiner not yet in the configuration is refused with
+// ErrOlderRelease (the API's 409 older_release) when it applies fewer entry
+// types than every recorded member but itself, or than the leader's
+// database applied; and that a server already in the configuration is
+// never refused for its release (internals §8.3 "Joining", §9.3).
+func TestAdmitRefusesOlderRelease(t *testing.T) {
+	t.Parallel()
+	const newest = meta.AppliesThroughType
+	cases := []struct {
+		name    string
+		members map[string]meta.EntryType
+		remote  bool // the database applied a remote entry (type 35)
+		joiner  meta.EntryType
+		refused bool
+	}{
+		{"older_than_every_member", map[string]meta.EntryType{"n1": newest, "n2": newest}, false, meta.TypeDeleteUserReleaseTopics, true},
+		{"legacy_joiner_among_new_members", map[string]meta.EntryType{"n1": meta.TypePruneAssignment}, false, 0, true},
+		{"not_older_than_the_oldest_member", map[string]meta.EntryType{"n1": newest, "n2": 0}, false, meta.TypeDeleteUserReleaseTopics, false},
+		{"same_release", map[string]meta.EntryType{"n1": newest, "n2": newest}, false, newest, false},
+		{"newer_than_the_members", map[string]meta.EntryType{"n1": 0}, false, newest, false},
+		{"legacy_everywhere", map[string]meta.EntryType{"n1": 0, "n2": 0}, false, 0, false},
+		{"own_old_record_does_not_count", map[string]meta.EntryType{"n1": newest, "n4": 0}, false, meta.TypeDeleteUserReleaseTopics, true},
+		{"own_record_alone", map[string]meta.EntryType{"n4": newest}, false, 0, false},
+		{"older_than_the_database", map[string]meta.EntryType{"n1": 0}, true, meta.TypeDeleteUserReleaseTopics, true},
+		{"applies_what_the_database_applied", map[string]meta.EntryType{"n1": 0}, true, meta.TypePutRemote, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := registered(t, tc.members)
+			if tc.remote {
+				commitRemote(t, s)
+			}
+			a := membership.NewAdmitter(s, membership.DefaultMaxVoters)
+			j := membership.Join{NodeID: "n4", RaftAddr: "10.0.0.4:7943", EntryTypes: tc.joiner}
+			got, err := a.Admit(context.Background(), j)
+			if tc.refused {
+				m, _ := s.Membership(context.Background())
+				if !errors.Is(err, membership.ErrOlderRelease) || got != "" || len(m.Voters)+len(m.NonVoters) != 1 {
+					t.Fatalf("Admit = %q, %v (membership %+v); want ErrOlderRelease and no change", got, err, m)
+				}
+				return
+			}
+			if err != nil || got != membership.StatusVoter {
+				t.Fatalf("Admit = %q, %v; want voter", got, err)
+			}
+		})
+	}
+}
+
+// Ensure that voters and staged non-voters are answered as they stand
+// whatever release they report: their heartbeats hold types back instead.
+func TestAdmitNeverRefusesAServerInTheConfiguration(t *testing.T) {
+	t.Parallel()
+	s := registered(t, map[string]meta.EntryType{"n1": meta.AppliesThroughType, "n2": meta.AppliesThroughType})
+	commitRemote(t, s)
+	ctx := context.Background()
+	for _, id := range []string{"n2", "n3"} {
+		if err := s.AddVoter(ctx, meta.ReplicaID(id), id+":7943"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddNonVoter(ctx, meta.ReplicaID("n5"), "n5:7943"); err != nil {
+		t.Fatal(err)
+	}
+	a := membership.NewAdmitter(s, membership.DefaultMaxVoters)
+	if got, err := a.Admit(ctx, membership.Join{NodeID: "n3", RaftAddr: "n3:7943"}); err != nil || got != membership.StatusVoter {
+		t.Fatalf("legacy voter: %q, %v", got, err)
+	}
+	if got, err := a.Admit(ctx, membership.Join{NodeID: "n5", RaftAddr: "n5:7943"}); err != nil || got != membership.StatusDeferred {
+		t.Fatalf("legacy staged node: %q, %v", got, err)
+	}
+}
+
+func commitRemote(t *testing.T, s *fake.MetaStore) {
+	t.Helper()
+	ev := &meta.PutRemote{Name: "dr", ID: "00000000000000f1", URL: "https://dr.example.com", Username: "r", Salt: make([]byte, 32),
+		Credential: meta.RemoteCredential{SealedPassword: []byte("s"), KeyVersion: "000000000000000a", Fingerprint: "0123456789ab"},
+		Limits: meta.RemoteLimits{MaxInFlight: 1, RequestTimeoutMs: 5000, IdleConnTimeoutMs: 1000, ConnMaxAgeMs: 10000,
+			CheckIntervalMs: 10000, Compression: "none"}}
+	if _, err := s.Commit(meta.Envelope{AtMs: 1_700_000_000_000, Event: ev}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.NewestTypeApplied(); got != meta.TypePutRemote {
+		t.Fatalf("fake newest type %s after a remote", got)
+	}
+}

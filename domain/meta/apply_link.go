@@ -184,6 +184,8 @@ func (t *tx) linkEnds(parentName, parentID, childName, childID string) (Topic, T
 
 func (t *tx) attachAllowed(parent, child Topic, r attachReq) (Result, error) {
 	switch {
+	case parent.IsRemoteStub():
+		return refuse(CodeRefused, "fan-out role conflict: %q is a remote child's stub", parent.Name), nil
 	case child.Parent != "":
 		return refuse(CodeExists, "child %q is attached to %q", child.Name, child.Parent), nil
 	case len(parent.Children) >= ChildrenMaxCount:
@@ -292,6 +294,9 @@ func (t *tx) detach(parentName, parentID, childName, childID string) (Result, er
 	}
 	parent.Children = slices.DeleteFunc(parent.Children, func(c string) bool { return c == child.Name })
 	t.putTopic(parent)
+	if child.IsRemoteStub() { // a stub stands only for its link: detaching ends both
+		return okResult(), t.dropStub(child)
+	}
 	t.putTopic(unlinked(child))
 	return okResult(), nil
 }

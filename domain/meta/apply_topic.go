@@ -62,6 +62,9 @@ func (t *tx) updateTopic(u UpdateTopic, id string, shrink Code) (Result, error) 
 	if id != "" && tp.ID != id {
 		return refuse(CodeConflict, "topic %q is incarnation %q, not %q", u.Name, tp.ID, id), nil
 	}
+	if tp.IsRemoteStub() {
+		return refuse(CodeRefused, "topic %q is a remote child's stub and takes no alter", u.Name), nil
+	}
 	if u.Partitions < tp.Partitions {
 		return refuse(shrink, "topic %q has %d partitions; %d would shrink it", u.Name, tp.Partitions, u.Partitions), nil
 	}
@@ -75,18 +78,26 @@ func (t *tx) updateTopic(u UpdateTopic, id string, shrink Code) (Result, error) 
 }
 
 // retentionCoversChildren refuses a parent retention shorter than any delay
-// child's delay plus the retention floor (0 keeps forever and covers all).
+// child's delay plus the retention floor (0 keeps forever and covers all),
+// and, with a remote child, a retention below 24 h unless it already was.
 func (t *tx) retentionCoversChildren(parent Topic, retentionMs int64) (Result, error) {
 	if retentionMs == 0 {
 		return okResult(), nil
 	}
+	alreadyShort := parent.RetentionMs != 0 && parent.RetentionMs < RemoteParentRetentionMinMs
 	for _, name := range parent.Children {
 		child, found, err := t.topic(name)
 		if err != nil {
 			return Result{}, err
 		}
-		if found && child.FanoutDelayMs > 0 && retentionMs < child.FanoutDelayMs+RetentionFloorMs {
+		if !found {
+			continue
+		}
+		if child.FanoutDelayMs > 0 && retentionMs < child.FanoutDelayMs+RetentionFloorMs {
 			return refuse(CodeRefused, "delay of child %q exceeds what retention %d ms of %q can buffer", name, retentionMs, parent.Name), nil
+		}
+		if child.IsRemoteStub() && retentionMs < RemoteParentRetentionMinMs && !alreadyShort {
+			return refuse(CodeRefused, "retention %d ms of %q is below the %d ms a parent of remote child %q keeps", retentionMs, parent.Name, RemoteParentRetentionMinMs, name), nil
 		}
 	}
 	return okResult(), nil
@@ -115,7 +126,8 @@ func (t *tx) deleteTopic(name, id string) (Result, error) {
 	return okResult(), nil
 }
 
-// dissolveLinks detaches tp from its parent and every child from tp.
+// dissolveLinks detaches tp from its parent and every local child from tp;
+// tp's remote children's stubs go with it (one entry removes them all).
 func (t *tx) dissolveLinks(tp Topic) error {
 	if tp.Parent != "" {
 		parent, found, err := t.topic(tp.Parent)
@@ -132,7 +144,12 @@ func (t *tx) dissolveLinks(tp Topic) error {
 		if err != nil {
 			return err
 		}
-		if found {
+		switch {
+		case found && child.IsRemoteStub():
+			if err := t.dropStub(child); err != nil {
+				return err
+			}
+		case found:
 			t.putTopic(unlinked(child))
 		}
 	}

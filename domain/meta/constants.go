@@ -20,6 +20,12 @@ const (
 	SchemaClusterMaxBytes   = 256 << 20 // every schema in the cluster, copies included
 	RemotesMaxCount         = 64
 	RemoteSealsMaxPerKey    = int64(1) << 30
+	// Remote children (internals §7.1, api §2.10.2, §2.12.1).
+	RemoteChildrenMaxCount     = 16                      // remote children per parent
+	RemoteParentRetentionMinMs = int64(24 * 3600 * 1000) // a parent with remote children keeps ≥ 24 h (or 0)
+	RemoteLanesMax             = 8                       // lanes per remote child
+	RemoteSkipMaxOffsets       = 4000                    // skipped offsets kept per parent partition
+	PauseReasonMaxBytes        = 256                     // a pause reason
 	// JournalKeep is how many history entries a replica keeps by default.
 	JournalKeep = 10_000
 
@@ -32,4 +38,5 @@ const (
 	remoteSaltBytes      = 32
 	sealedMaxBytes       = 1024
 	fingerprintHexChars  = 12
+	remoteDefaultPort    = "443" // a canonical remote URL omits it
 )

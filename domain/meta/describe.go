@@ -33,12 +33,26 @@ func describeTopics(r KVReader, b *strings.Builder) error {
 		if t.Parent != "" {
 			fmt.Fprintf(b, " parent=%s epoch=%s delay_ms=%d offsets=%v", t.Parent, t.AttachEpoch, t.FanoutDelayMs, t.AttachOffsets)
 		}
+		if t.Remote != nil {
+			describeRemoteLink(*t.Remote, b)
+		}
 		b.WriteByte('\n')
 		if err := describeRows(r, t.Name, b); err != nil {
 			return err
 		}
 	}
 	return describeOrphanRows(r, topics, b)
+}
+
+func describeRemoteLink(l RemoteLink, b *strings.Builder) {
+	fmt.Fprintf(b, " remote=%s/%s remote_id=%s target_id=%q from=%s lanes=%d created_by=%q",
+		l.Name, l.Topic, l.RemoteID, l.TargetID, l.From, l.Lanes, l.CreatedBy)
+	if l.Paused {
+		fmt.Fprintf(b, " paused reason=%q by=%q at_ms=%d", l.PauseReason, l.PausedBy, l.PausedAtMs)
+	}
+	for _, s := range l.Skip {
+		fmt.Fprintf(b, " skip/%d=%v", s.Partition, s.Offsets)
+	}
 }
 
 func describeRows(r KVReader, topic string, b *strings.Builder) error {

@@ -52,10 +52,10 @@ const (
 	// applies (1–22).
 	LegacyNewestType = TypeSetUserGrants
 	// AppliesThroughType is the newest type of the contiguous range 1..N this
-	// build applies; heartbeats and joins report it for the entry-type gate.
-	// Types 33 and 34 (remote children) are not applied yet, so 35–37 are
-	// applied but not reported: the gate holds them back cluster-wide.
-	AppliesThroughType = TypeDeleteUserReleaseTopics
+	// build applies (every type up to DeleteRemote); heartbeats and joins
+	// report it for the entry-type gate, and a database or snapshot that
+	// applied a newer type is refused.
+	AppliesThroughType = TypeDeleteRemote
 )
 
 var typeNames = map[EntryType]string{
@@ -147,6 +147,8 @@ var eventCtors = map[EntryType]func() Event{
 	TypePruneAssignment:         func() Event { return &PruneAssignment{} },
 	TypeMarkMemberDeadIf:        func() Event { return &MarkMemberDeadIf{} },
 	TypeDeleteUserReleaseTopics: func() Event { return &DeleteUserReleaseTopics{} },
+	TypeAttachRemoteChild:       func() Event { return &AttachRemoteChild{} },
+	TypeSetRemoteChildState:     func() Event { return &SetRemoteChildState{} },
 	TypePutRemote:               func() Event { return &PutRemote{} },
 	TypeUpdateRemote:            func() Event { return &UpdateRemote{} },
 	TypeDeleteRemote:            func() Event { return &DeleteRemote{} },

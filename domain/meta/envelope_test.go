@@ -26,6 +26,13 @@ func sampleEnvelopes() []meta.Envelope {
 		{AtMs: at, Event: &meta.DeleteUserReleaseTopics{Username: "bob"}},
 		{AtMs: at, Event: &meta.CompleteMove{Topic: "orders", Partition: 1, ExpectedOwner: "n1", Target: "n2"}},
 		{AtMs: at, Event: &meta.UpdateRemote{Name: "dr", ID: "00000000000000f1", ExpectedCredentialVersion: 1, Limits: &meta.RemoteLimits{MaxInFlight: 1}}},
+		{Actor: "admin", AtMs: at, Event: &meta.AttachRemoteChild{Parent: "orders", ParentID: "00000000000000a1", Child: "orders-dr",
+			ChildID: "00000000000000c1", Epoch: "00000000000000e1", Offsets: []int64{4, 0}, Remote: "dr", RemoteID: "00000000000000f1",
+			RemoteTopic: "orders", TargetID: "00000000000000b1", From: meta.RemoteFromAttach, Lanes: 2}},
+		{Actor: "admin", AtMs: at, Event: &meta.SetRemoteChildState{Parent: "orders", Child: "orders-dr", ChildID: "00000000000000c1",
+			Op: meta.RemoteOpSkip, Partition: 1, Offset: 7}},
+		{Actor: "admin", AtMs: at, Event: &meta.SetRemoteChildState{Parent: "orders", Child: "orders-dr", ChildID: "00000000000000c1",
+			Op: meta.RemoteOpPause, Reason: "maintenance"}},
 	}
 }
 
@@ -73,7 +80,7 @@ func TestDecodeRefusesWhatItCannotApply(t *testing.T) {
 		{"header_only_half", []byte{1}, meta.ErrCorruptEvent},
 		{"newer_version", append([]byte{2, 1}, body...), meta.ErrUnknownEventVersion},
 		{"version_zero", append([]byte{0, 1}, body...), meta.ErrUnknownEventVersion},
-		{"remote_child_type_not_applied", append([]byte{1, 33}, body...), meta.ErrUnknownEntryType},
+		{"type_after_the_newest_applied", append([]byte{1, byte(meta.AppliesThroughType) + 1}, body...), meta.ErrUnknownEntryType},
 		{"unknown_type", append([]byte{1, 200}, body...), meta.ErrUnknownEntryType},
 		{"type_zero", append([]byte{1, 0}, body...), meta.ErrUnknownEntryType},
 		{"not_json", []byte("\x01\x01{not json"), meta.ErrCorruptEvent},

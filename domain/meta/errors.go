@@ -50,6 +50,11 @@ var (
 	ErrNotCaughtUp = errors.New("meta: replica not caught up")
 )
 
+// ErrTypeHeldBack: an entry's type is newer than some server or member
+// applies (the entry-type gate) and it has no legacy form to propose
+// instead. The API answers 412 naming the holder.
+var ErrTypeHeldBack = errors.New("meta: entry type held back by a member on an older release")
+
 // ErrWatchLagged ends a subscription whose subscriber fell a whole buffer
 // behind: it must re-read the views it cares about and subscribe again.
 var ErrWatchLagged = errors.New("meta: watcher fell behind")

@@ -130,7 +130,8 @@ func Links(r KVReader) ([]Link, error) {
 	var out []Link
 	for _, t := range topics {
 		if t.Parent != "" {
-			out = append(out, Link{Parent: t.Parent, Child: t.Name, Epoch: t.AttachEpoch, DelayMs: t.FanoutDelayMs, AttachOffsets: t.AttachOffsets})
+			out = append(out, Link{Parent: t.Parent, Child: t.Name, Epoch: t.AttachEpoch, DelayMs: t.FanoutDelayMs,
+				AttachOffsets: t.AttachOffsets, Remote: t.Remote})
 		}
 	}
 	return out, nil

@@ -16,6 +16,51 @@ type Topic struct {
 	AttachEpoch         string   `json:"attach_epoch,omitempty"`
 	FanoutDelayMs       int64    `json:"fanout_delay_ms,omitempty"`
 	AttachOffsets       []int64  `json:"attach_offsets,omitempty"`
+	// Remote is set only on a remote child's stub (partitions 0, no owner):
+	// the link that ships the parent's records to a topic on another cluster.
+	Remote *RemoteLink `json:"remote,omitempty"`
+}
+
+// IsRemoteStub reports whether t is a remote child's stub: it takes no
+// produce, no consume and no alter.
+func (t Topic) IsRemoteStub() bool { return t.Remote != nil }
+
+// Where a remote child starts on each parent partition (resolved into the
+// stub's attach offsets by the leader while proposing).
+const (
+	RemoteFromAttach     = "attach"
+	RemoteFromUnconsumed = "unconsumed"
+	RemoteFromEarliest   = "earliest"
+)
+
+// RemoteLink is the `remote` object of a remote child's stub.
+type RemoteLink struct {
+	// Name and RemoteID name the remote (and its incarnation) the link uses.
+	Name     string `json:"name"`
+	RemoteID string `json:"remote_id"`
+	// Topic is the target topic on the remote.
+	Topic string `json:"topic"`
+	// TargetID is the target topic's incarnation id as the attach, or the
+	// last resume with accept_target, saw it; empty when the target serves
+	// no ids.
+	TargetID string `json:"target_id,omitempty"`
+	From     string `json:"from"`
+	Lanes    int32  `json:"lanes"`
+	// Paused and its fields are set only while the link is paused.
+	Paused      bool   `json:"paused,omitempty"`
+	PauseReason string `json:"pause_reason,omitempty"`
+	PausedBy    string `json:"paused_by,omitempty"`
+	PausedAtMs  int64  `json:"paused_at_ms,omitempty"`
+	// Skip holds, per parent partition (ascending), the offsets an admin
+	// accepted to lose, ascending, at most RemoteSkipMaxOffsets each.
+	Skip      []PartitionSkip `json:"skip,omitempty"`
+	CreatedBy string          `json:"created_by,omitempty"`
+}
+
+// PartitionSkip is one parent partition's skipped offsets, ascending.
+type PartitionSkip struct {
+	Partition int32   `json:"partition"`
+	Offsets   []int64 `json:"offsets"`
 }
 
 // Topic roles as the API names them.
@@ -103,6 +148,8 @@ type Link struct {
 	Epoch         string
 	DelayMs       int64
 	AttachOffsets []int64
+	// Remote is set when the child is a remote child's stub.
+	Remote *RemoteLink
 }
 
 // Move is one partition on its way from Owner to Target, derived from its
