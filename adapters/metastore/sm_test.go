@@ -252,7 +252,7 @@ func TestSnapshotAllocationIsBounded(t *testing.T) {
 		}
 	}
 	best := uint64(math.MaxUint64)
-	for run := 0; run < 3; run++ {
+	for run := 0; run < 10; run++ { // the least of ten runs: background pebble work allocates too
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
