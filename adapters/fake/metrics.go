@@ -45,4 +45,6 @@ func (m *Metrics) LeaseSettled(topic, op string) { m.add(fmt.Sprintf("%s %s", op
 func (m *Metrics) CorruptSkipped(topic string, p int32) {
 	m.add(fmt.Sprintf("corrupt_skipped %s/%d", topic, p), 1)
 }
-func (m *Metrics) Error(component, kind string) { m.add(fmt.Sprintf("error %s/%s", component, kind), 1) }
+func (m *Metrics) Error(component, kind string) {
+	m.add(fmt.Sprintf("error %s/%s", component, kind), 1)
+}

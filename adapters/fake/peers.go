@@ -1,0 +1,83 @@
+package fake
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// ErrFakePeerFailure is what PeerCommitter.FailNext(nil) arms: a transport
+// error, outcome unknown.
+var ErrFakePeerFailure = errors.New("fake peers: injected transport failure")
+
+var _ ports.PeerCommitter = (*PeerCommitter)(nil)
+
+// PeerCommit is one commit a PeerCommitter acknowledged.
+type PeerCommit struct {
+	Node  string
+	Req   ports.CommitRequest
+	First int64
+}
+
+// PeerCommitter is an in-memory ports.PeerCommitter: every node it is asked
+// about owns every partition and commits at once, at dense offsets per
+// (node, topic, partition). FailNext makes the next call fail. Safe for
+// concurrent use.
+type PeerCommitter struct {
+	mu       sync.Mutex
+	commits  []PeerCommit
+	offsets  map[string]int64
+	failNext error
+}
+
+// NewPeerCommitter returns a PeerCommitter that has committed nothing.
+func NewPeerCommitter() *PeerCommitter { return &PeerCommitter{offsets: map[string]int64{}} }
+
+// FailNext makes the next CommitBatch fail with err (ErrFakePeerFailure
+// when nil) and commit nothing.
+func (p *PeerCommitter) FailNext(err error) {
+	if err == nil {
+		err = ErrFakePeerFailure
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failNext = err
+}
+
+// CommitBatch records a copy of req as committed on node.
+func (p *PeerCommitter) CommitBatch(ctx context.Context, node string, req ports.CommitRequest) (int64, error) {
+	if len(req.Records) == 0 {
+		return 0, fmt.Errorf("fake peers: empty batch: %w", domain.ErrInvalidRecord)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.failNext; err != nil {
+		p.failNext = nil
+		return 0, err
+	}
+	k := fmt.Sprintf("%s\x00%s\x00%d", node, req.Topic, req.Partition)
+	first := p.offsets[k]
+	p.offsets[k] = first + int64(len(req.Records))
+	c := req
+	c.Records = make([]domain.Record, len(req.Records))
+	for i, r := range req.Records {
+		c.Records[i] = domain.Record{Offset: first + int64(i), Key: bytes.Clone(r.Key), Payload: bytes.Clone(r.Payload), CommittedAtMs: r.CommittedAtMs}
+	}
+	p.commits = append(p.commits, PeerCommit{Node: node, Req: c, First: first})
+	return first, nil
+}
+
+// Commits returns the acknowledged commits in order.
+func (p *PeerCommitter) Commits() []PeerCommit {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]PeerCommit(nil), p.commits...)
+}

@@ -1,0 +1,50 @@
+package consume_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/domain"
+)
+
+// BenchmarkReserveAck keeps 1,024 leases in flight on one partition and
+// measures one pinned reserve (with its read) plus one ack of the oldest
+// lease through the Service, on the fakes.
+func BenchmarkReserveAck(b *testing.B) {
+	const inFlight = 1024
+	e := newEnv(b, consume.Options{})
+	tp := e.createTopic("bench", 1, nil, nil)
+	batch := make([]string, 1000)
+	for i := range batch {
+		batch[i] = `{"n":1}`
+	}
+	for range (b.N + inFlight + 999) / 1000 {
+		e.produce(tp, 0, batch...)
+	}
+	ctx := context.Background()
+	req := consume.Request{Topic: "bench", Mode: consume.ModePinned, Identity: "bench"}
+	ring := make([]domain.ReceiptHandle, 0, inFlight)
+	for range inFlight {
+		ds, err := e.svc.Consume(ctx, req)
+		if err != nil || len(ds) != 1 {
+			b.Fatal(len(ds), err)
+		}
+		ring = append(ring, *ds[0].Handle)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.svc.Ack(ctx, "bench", ring[i%inFlight]); err != nil {
+			b.Fatal(err)
+		}
+		ds, err := e.svc.Consume(ctx, req)
+		if err != nil || len(ds) != 1 {
+			b.Fatal(len(ds), err)
+		}
+		ring[i%inFlight] = *ds[0].Handle
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reserve+ack/s")
+	e.shutdown()
+}

@@ -1,0 +1,40 @@
+package consume
+
+import "time"
+
+// Batch consume bounds (api.md §0.8, §2.14.3; internals.md §5.6).
+const (
+	BatchMaxMessages     = 100     // max of a batch consume, handles of a batch ack
+	batchScanBytesMax    = 4 << 20 // keys+payloads reserved in one pass (the crossing record is kept)
+	batchReplyBytesMax   = 8 << 20 // encoded envelopes in one answer (never fewer than one)
+	envelopeOverheadMax  = 256     // bytes an envelope adds beyond its escaped topic, key and payload
+	envelopeEscapeFactor = 6       // worst-case bytes per stored byte (\u00XX)
+)
+
+// Topic defaults applied when a record leaves a field at zero (api.md §2.4).
+const (
+	visibilityDefaultMs   = 30_000 // visibility_timeout_ms 0 = default
+	maxInFlightDefault    = 1024   // max_in_flight_per_partition
+	maxAckedAheadDefault  = 1024   // max_acked_ahead_per_partition
+	consumeCapDefault     = 1024   // http.max_consume_in_flight_per_identity
+	corruptSkipsPerSearch = 4096   // unreadable records skipped by one reservation attempt at most
+)
+
+// Offset committer cadences (internals.md §5.8, §5.11).
+const (
+	committerTickMax          = 100 * time.Millisecond // tick T (or D when shorter)
+	DurabilityIntervalDefault = time.Second            // storage.consumer_offset_commit_interval_ms
+	DurabilityIntervalMin     = 10 * time.Millisecond
+	DurabilityIntervalMax     = 60 * time.Second
+	offsetLevelInterval       = 30 * time.Second // consumer.offset levelled at most this often
+	committerWarnInterval     = time.Minute      // each committer warning at most this often
+)
+
+// Waiting (internals.md §5.3-5.5).
+const (
+	PurgeIntervalDefault = time.Second           // the expiry purger
+	routeCheckInterval   = 50 * time.Millisecond // re-check a waiting topic with no local partition
+)
+
+// watchBufferCount is the metadata watch buffer of the delete watcher.
+const watchBufferCount = 256

@@ -1,0 +1,26 @@
+// Package consume is the consume use case on a partition's owner: the
+// in-flight shard of every local partition (domain/lease), the four consume
+// modes (queue, pinned, batch, replay), ack/extend/nack single and batched,
+// the pump that hands records to long-polling consumers, and the offset
+// committer that persists each partition's frontier and acked-ahead set
+// through ports.OffsetStore (internals.md §5.1-5.4, §5.6-5.8).
+//
+// It reserves before it reads, never persists a lease (a crash means
+// redelivery, never loss) and never opens a file or a socket itself. It
+// serves only partitions whose assignment names this node; a pinned read,
+// replay or ack for another owner's partition answers domain.ErrNotOwner
+// until the cluster issue adds forwarding.
+//
+// # Benchmarks
+//
+// go test ./application/consume -run '^$' -bench ReserveAck -benchtime 2s -count 3
+// on a 2-core AMD EPYC VM shared with other builds, over the in-memory
+// fakes: one pinned reserve (with its read) plus one ack, 1,024 leases in
+// flight on one partition:
+//
+//	BenchmarkReserveAck  19.7-33.4 µs/op  30k-51k reserve+ack/s  2.7 KiB/op  57 allocs/op
+//
+// About a third of the time is domain/lease's Reserve walking the 1,024
+// leased offsets above the frontier one map lookup each; another quarter is
+// the fake metastore decoding the topic and assignment rows on every call.
+package consume

@@ -1,0 +1,241 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/lease"
+	"github.com/narad/narad/domain/meta"
+)
+
+// scope is what one consume may read: one pinned partition, or every local
+// partition of the topic from a rotating start.
+type scope struct {
+	pinned    bool
+	partition int32
+	verified  bool // the pinned partition was just checked to be local
+}
+
+// pass makes one non-blocking attempt over the scope's partitions, staying
+// on a partition until it runs dry or hits its cap, and stops once max
+// records are taken or their keys and payloads reach budget bytes (the
+// record crossing it is kept). A queue pass skips a partition whose log is
+// closing; it fails only when nothing was taken and some partition failed.
+func (s *Service) pass(ctx context.Context, t meta.Topic, sc scope, max, budget int) ([]domain.Delivery, error) {
+	parts, err := s.partitionsOf(t, sc)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Delivery
+	var firstErr error
+	bytes := 0
+	for _, p := range parts {
+		for len(out) < max && bytes < budget {
+			d, ok, err := s.reserveOne(ctx, t, p)
+			if err != nil {
+				if sc.pinned || ctx.Err() != nil {
+					s.release(out, "")
+					return nil, err
+				}
+				if !errors.Is(err, domain.ErrLogClosed) && firstErr == nil {
+					firstErr = err
+				}
+				break
+			}
+			if !ok {
+				break
+			}
+			out = append(out, d)
+			bytes += len(d.Record.Key) + len(d.Record.Payload)
+		}
+		if len(out) >= max || bytes >= budget {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// partitionsOf lists the partitions a pass reads, local ones only.
+func (s *Service) partitionsOf(t meta.Topic, sc scope) ([]int32, error) {
+	if sc.pinned && sc.verified {
+		return []int32{sc.partition}, nil
+	}
+	if sc.pinned {
+		where, err := s.placementOf(t, sc.partition)
+		if err != nil || where != local {
+			return nil, err
+		}
+		return []int32{sc.partition}, nil
+	}
+	parts, err := s.localPartitions(t)
+	if err != nil || len(parts) < 2 {
+		return parts, err
+	}
+	start := int(s.rotor.Add(1) % uint32(len(parts)))
+	return append(parts[start:], parts[:start]...), nil
+}
+
+// reserveOne leases the next deliverable offset of partition p and reads
+// its record: reserve before read. An unreadable record is skipped with the
+// reservation's own nonce; a reservation retention outran is dropped and
+// the search goes on above the new frontier; a closing log gives the
+// reservation back and fails the attempt (internals.md §5.2).
+func (s *Service) reserveOne(ctx context.Context, t meta.Topic, p int32) (domain.Delivery, bool, error) {
+	ref := refOf(t, p)
+	sh, err := s.shard(ref, capsOf(t))
+	if err != nil {
+		return domain.Delivery{}, false, err
+	}
+	for range corruptSkipsPerSearch {
+		b, err := s.logs.Bounds(ref)
+		if err != nil {
+			return domain.Delivery{}, false, fmt.Errorf("consume: bounds of %s: %w", ref, err)
+		}
+		l, ok := s.reserveLease(sh, t, b.HighWatermark, b.Oldest)
+		if !ok {
+			return domain.Delivery{}, false, nil
+		}
+		recs, err := s.logs.Read(ctx, ref, l.Offset, 1, 0)
+		if err == nil && len(recs) > 0 {
+			h := domain.ReceiptHandle{Partition: p, Offset: l.Offset, Nonce: l.Nonce}
+			return domain.Delivery{Topic: t.Name, Partition: p, Record: recs[0], Handle: &h}, true, nil
+		}
+		if done, err := s.readFailed(ctx, sh, l, err); done {
+			return domain.Delivery{}, false, err
+		}
+	}
+	return domain.Delivery{}, false, nil
+}
+
+// reserveLease reserves under the shard's lock, applying the topic's
+// current caps and persisting a retention jump of the frontier.
+func (s *Service) reserveLease(sh *shard, t meta.Topic, hwm, oldest int64) (lease.Lease, bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.gone {
+		return lease.Lease{}, false
+	}
+	sh.l.SetCaps(capsOf(t))
+	before := sh.l.Committed()
+	l, ok := sh.l.Reserve(s.nowMs(), hwm, oldest, visibilityOf(t))
+	if after := sh.l.Committed(); after != before {
+		if after == oldest-1 && before < after {
+			s.log.Warn("retention outran the consumers: frontier jumped to the oldest retained offset",
+				slog.String("partition", sh.ref.String()), slog.Int64("from", before), slog.Int64("to", after))
+		}
+		s.committer.markDirty(sh)
+	}
+	return l, ok
+}
+
+// readFailed settles a reservation whose read failed. done says whether the
+// search must stop (with err, nil when merely nothing is there).
+func (s *Service) readFailed(ctx context.Context, sh *shard, l lease.Lease, err error) (bool, error) {
+	switch {
+	case err == nil || errors.Is(err, domain.ErrOffsetNotWritten):
+		s.giveBack(sh, l)
+		return true, nil
+	case errors.Is(err, domain.ErrRecordCorrupt):
+		s.skipCorrupt(sh, l, err)
+		return false, nil
+	case errors.Is(err, domain.ErrOffsetGone):
+		if b, berr := s.logs.Bounds(sh.ref); berr == nil && l.Offset < b.Oldest {
+			s.giveBack(sh, l) // retention outran us: the next reserve jumps
+			return false, nil
+		}
+		s.skipCorrupt(sh, l, err) // a gap left by damage
+		return false, nil
+	case ctx.Err() != nil:
+		s.giveBack(sh, l)
+		return true, ctx.Err()
+	}
+	s.giveBack(sh, l)
+	return true, fmt.Errorf("consume: read %s at %d: %w", sh.ref, l.Offset, err)
+}
+
+// skipCorrupt settles an unreadable offset with the reservation's nonce, so
+// the frontier can pass it and no client can force a skip (story F15).
+func (s *Service) skipCorrupt(sh *shard, l lease.Lease, cause error) {
+	sh.mu.Lock()
+	err := sh.l.SkipCorrupt(l.Offset, l.Nonce, s.nowMs())
+	if err == nil {
+		s.committer.markDirty(sh)
+	}
+	sh.mu.Unlock()
+	if err != nil {
+		return // the lease lapsed or retention dropped it meanwhile
+	}
+	s.metrics.CorruptSkipped(sh.ref.Topic, sh.ref.Partition)
+	s.log.Error("skipped an unreadable record", slog.String("partition", sh.ref.String()),
+		slog.Int64("offset", l.Offset), slog.String("error", cause.Error()))
+}
+
+// giveBack releases a reservation that was never handed out.
+func (s *Service) giveBack(sh *shard, l lease.Lease) {
+	sh.mu.Lock()
+	err := sh.l.Release(l.Offset, l.Nonce, s.nowMs())
+	sh.mu.Unlock()
+	if err == nil {
+		s.pump.wake(sh.ref.Topic)
+	}
+}
+
+// release gives back deliveries that will not reach their consumer; op
+// names the metric they count under ("" for none).
+func (s *Service) release(ds []domain.Delivery, op string) {
+	for _, d := range ds {
+		if d.Handle == nil {
+			continue
+		}
+		if sh := s.shardOfDelivery(d); sh != nil {
+			s.giveBack(sh, lease.Lease{Offset: d.Handle.Offset, Nonce: d.Handle.Nonce})
+			if op != "" {
+				s.metrics.LeaseSettled(d.Topic, op)
+			}
+		}
+	}
+}
+
+// shardOfDelivery finds the shard a delivery was reserved on: the live
+// incarnation of its topic.
+func (s *Service) shardOfDelivery(d domain.Delivery) *shard {
+	t, err := s.topic(d.Topic)
+	if err != nil {
+		return nil
+	}
+	return s.existing(refOf(t, d.Partition))
+}
+
+// trimToReply keeps the deliveries whose encoded envelopes fit in the reply
+// bound (at least one) and releases the rest as nacks (internals.md §5.6).
+func (s *Service) trimToReply(ds []domain.Delivery) []domain.Delivery {
+	bound := 0
+	for _, d := range ds {
+		bound += envelopeBound(d)
+	}
+	if bound <= batchReplyBytesMax {
+		return ds
+	}
+	var scratch []byte
+	size := 0
+	for i, d := range ds {
+		scratch = domain.AppendEnvelope(scratch[:0], d)
+		if i > 0 && size+len(scratch)+1 > batchReplyBytesMax {
+			s.release(ds[i:], "nack")
+			return ds[:i]
+		}
+		size += len(scratch) + 1 // the separating comma
+	}
+	return ds
+}
+
+// envelopeBound is an upper bound of d's encoded envelope.
+func envelopeBound(d domain.Delivery) int {
+	return envelopeOverheadMax + envelopeEscapeFactor*(len(d.Topic)+len(d.Record.Key)+len(d.Record.Payload))
+}

@@ -1,0 +1,181 @@
+package produce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// TopicReader is what accepting needs from the metadata replica: topic and
+// schema views, and the applied index that keys the schema cache.
+type TopicReader interface {
+	ports.MetadataTopics
+	AppliedIndex() uint64
+}
+
+// ServiceDeps are the Service's ports; every one is required.
+type ServiceDeps struct {
+	Topics  TopicReader
+	WAL     ports.IngressAppender
+	Schemas ports.SchemaValidator
+	Clock   ports.Clock
+	Metrics ports.Metrics
+}
+
+// Service accepts produces into the ingress WAL. Safe for concurrent use.
+type Service struct {
+	topics   TopicReader
+	wal      ports.IngressAppender
+	schemas  ports.SchemaValidator
+	clock    ports.Clock
+	metrics  ports.Metrics
+	rotation *rotations
+	cache    *topicCache
+}
+
+// NewService returns a Service over d; it panics on a missing dependency.
+func NewService(d ServiceDeps) *Service {
+	switch {
+	case d.Topics == nil:
+		panic("produce: nil topic reader")
+	case d.WAL == nil:
+		panic("produce: nil WAL")
+	case d.Schemas == nil:
+		panic("produce: nil schema validator")
+	case d.Clock == nil:
+		panic("produce: nil clock")
+	case d.Metrics == nil:
+		panic("produce: nil metrics")
+	}
+	return &Service{
+		topics: d.Topics, wal: d.WAL, schemas: d.Schemas, clock: d.Clock, metrics: d.Metrics,
+		rotation: newRotations(), cache: newTopicCache(),
+	}
+}
+
+// Request is one single produce. Partition pins the record when set; an
+// empty Key means keyless (round-robin, stored without a key).
+type Request struct {
+	Topic     string
+	Key       []byte
+	Partition *int32
+	Payload   []byte
+}
+
+// Accept validates r against the local replica, picks its partition and
+// returns once the record is durable in the ingress WAL (the 202 line).
+// Refusals: domain.ErrEmptyMessage, domain.ErrRecordTooLarge,
+// domain.ErrTopicNotFound, domain.ErrDelayedChildProduce, a remote child
+// stub (domain.ErrConflict), a schema refusal
+// (domain.ErrInvalidArgument or domain.ErrUnavailable),
+// domain.ErrPartitionOutOfRange. WAL failures: domain.ErrWALFailed,
+// domain.ErrClosed. A metadata read failure wraps domain.ErrUnavailable.
+func (s *Service) Accept(ctx context.Context, r Request) error {
+	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload}
+	if err := checkFormat(msg); err != nil {
+		return err
+	}
+	t, sch, err := s.lookup(r.Topic)
+	if err != nil {
+		return err
+	}
+	if err := s.checkContent(ctx, t, sch, msg); err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	rec := s.record(t, msg, now.UnixMilli())
+	var turn uint64
+	if rotates(msg) {
+		turn = s.rotation.take(t.Name, 1, now)
+	}
+	rec.Partition = s.partition(t, msg, turn)
+	if _, err := s.wal.Append(ctx, rec); err != nil {
+		return fmt.Errorf("produce: append to %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// checkFormat is what a message must satisfy before any lookup: a payload
+// of 1 byte to 1 MiB and a non-negative pin.
+func checkFormat(m Message) error {
+	switch {
+	case len(m.Payload) == 0:
+		return domain.ErrEmptyMessage
+	case len(m.Payload) > MessageMaxBytes:
+		return fmt.Errorf("produce: payload of %d bytes: %w", len(m.Payload), domain.ErrRecordTooLarge)
+	case m.Partition != nil && *m.Partition < 0:
+		return domain.Refuse(domain.ErrInvalidArgument, "invalid partition: must be >= 0")
+	}
+	return nil
+}
+
+// lookup reads the topic and its current schema (nil when none) from the
+// local replica and refuses remote child stubs and delay children.
+func (s *Service) lookup(name string) (meta.Topic, *meta.SchemaVersion, error) {
+	e, ok, err := s.cache.get(s.topics, name)
+	t := e.topic
+	switch {
+	case err != nil:
+		return meta.Topic{}, nil, errReplica(name, err)
+	case !ok:
+		return meta.Topic{}, nil, domain.ErrTopicNotFound
+	case t.IsRemoteStub():
+		s.metrics.ProduceRejected(name, rejectRemoteChild)
+		return meta.Topic{}, nil, domain.Refuse(domain.ErrConflict,
+			fmt.Sprintf("remote child %q lives on remote %s; consume it there", name, t.Remote.Name))
+	case t.Partitions < 1:
+		return meta.Topic{}, nil, fmt.Errorf("produce: topic %q has %d partitions: %w", name, t.Partitions, domain.ErrUnavailable)
+	case t.Parent != "" && t.FanoutDelayMs > 0:
+		s.metrics.ProduceRejected(name, rejectDelayedChild)
+		return meta.Topic{}, nil, domain.ErrDelayedChildProduce
+	}
+	return t, e.latest, nil
+}
+
+// checkContent validates m against the topic's current schema (if any),
+// then its pinned partition against the partition count.
+func (s *Service) checkContent(ctx context.Context, t meta.Topic, sch *meta.SchemaVersion, m Message) error {
+	if sch != nil {
+		err := s.schemas.Validate(ctx, schemaKey(t, sch.Version), sch.Schema, m.Payload)
+		if err != nil {
+			if errors.Is(err, domain.ErrInvalidArgument) {
+				s.metrics.ProduceRejected(t.Name, rejectSchema)
+			}
+			return fmt.Errorf("produce: %s: %w", t.Name, err)
+		}
+	}
+	if m.Partition != nil && *m.Partition >= t.Partitions {
+		return domain.ErrPartitionOutOfRange
+	}
+	return nil
+}
+
+// record builds m's WAL record for incarnation t; the caller sets the
+// partition.
+func (s *Service) record(t meta.Topic, m Message, createdAtMs int64) domain.IngressRecord {
+	var key []byte
+	if len(m.Key) > 0 {
+		key = m.Key
+	}
+	return domain.IngressRecord{
+		Topic: t.Name, TopicID: domain.TopicID(t.ID), Key: key, CreatedAtMs: createdAtMs, Payload: m.Payload,
+	}
+}
+
+// rotates reports whether m takes a turn of the keyless rotation.
+func rotates(m Message) bool { return m.Partition == nil && len(m.Key) == 0 }
+
+// partition is the pin, else the key's hash, else the rotation value turn.
+func (s *Service) partition(t meta.Topic, m Message, turn uint64) int32 {
+	switch {
+	case m.Partition != nil:
+		return *m.Partition
+	case len(m.Key) > 0:
+		return domain.KeyPartition(m.Key, int(t.Partitions))
+	}
+	return int32(turn % uint64(t.Partitions))
+}

@@ -1,0 +1,87 @@
+package produce
+
+import "time"
+
+// Accept limits (api.md §2.13, §2.13.1; internals.md §3.1-3.2).
+const (
+	// MessageMaxBytes caps one message's payload (1 MiB, exactly the cap is
+	// accepted).
+	MessageMaxBytes = 1 << 20
+	// BatchMaxMessages caps the messages of one batch produce.
+	BatchMaxMessages = 1000
+	// rotationIdleTimeout: a topic's keyless rotation unused this long is
+	// forgotten (the next keyless produce starts a new one at random).
+	rotationIdleTimeout = 10 * time.Minute
+	// rotationPruneInterval: how often the rotation table is swept.
+	rotationPruneInterval = time.Minute
+	// topicCacheMaxCount bounds the topic cache; past it the cache starts
+	// empty again.
+	topicCacheMaxCount = 4096
+)
+
+// Metric reasons of narad_produce_rejections_total (api.md §7).
+const (
+	rejectSchema       = "schema"
+	rejectDelayedChild = "delayed_child"
+	rejectRemoteChild  = "remote_child"
+)
+
+// Dispatcher (internals.md §3.3).
+const (
+	// dispatchBackstopInterval wakes the dispatcher when no durable-next
+	// notification arrives; deadlines (linger, backoff, rescan) are checked
+	// at least this often.
+	dispatchBackstopInterval = 10 * time.Millisecond
+	// commitsInFlightMaxCount bounds commits running at once across
+	// destinations (hung commits excluded).
+	commitsInFlightMaxCount = 16
+	// windowPerDestRecords, windowMinRecords, windowMaxRecords size the
+	// window of records held in memory: 64 per destination seen, clamped.
+	windowPerDestRecords = 64
+	windowMinRecords     = 4096
+	windowMaxRecords     = 65536
+	// queueMinCapRecords is the floor of the per-destination queue cap (a
+	// quarter of the window).
+	queueMinCapRecords = 4096
+	// lookaheadWindows bounds how far past a stuck record the reader goes.
+	lookaheadWindows = 16
+	// readChunkRecords is how many entries one WAL read asks for.
+	readChunkRecords = 1024
+	// lingerRecordsCount: a destination holding fewer records lingers while
+	// other commits are in flight.
+	lingerRecordsCount = 64
+	// lingerMaxDuration caps a linger.
+	lingerMaxDuration = 50 * time.Millisecond
+	// commitBudgetBytes bounds the encoded records of one commit (half the
+	// 16 MiB node-RPC frame); a commit always carries at least one record.
+	commitBudgetBytes = 8 << 20
+	// commitMaxRecords bounds the records of one commit.
+	commitMaxRecords = 4096
+	// recordOverheadBytes is what a record adds to a commit beyond its key
+	// and payload (lengths and commit time), for the byte budget.
+	recordOverheadBytes = 16
+	// commitTimeout / probeTimeout bound one commit, and one probe of a
+	// failing destination.
+	commitTimeout = 30 * time.Second
+	probeTimeout  = 5 * time.Second
+	// hungAfterDuration: a commit in flight this long stops counting against
+	// commitsInFlightMaxCount and returns what queued behind it to the WAL.
+	hungAfterDuration = time.Second
+	// failureBackoffDuration: a failing destination retries its probe this
+	// often; a WAL read or checkpoint-store failure pauses the dispatcher
+	// this long.
+	failureBackoffDuration = time.Second
+	// resolveRetryInterval: an unassigned partition is looked up again this
+	// often.
+	resolveRetryInterval = 10 * time.Millisecond
+	// rescanInterval: skipped records are re-read at least this often.
+	rescanInterval = time.Second
+	// confirmMemoDuration: an unconfirmed discard is not asked again for
+	// this long.
+	confirmMemoDuration = time.Second
+	// drainTimeout bounds the final drain after Run's context ends.
+	drainTimeout = 5 * time.Second
+	// latencyWeightPercent is the weight of a new sample in an owner's
+	// moving average of commit latency.
+	latencyWeightPercent = 20
+)

@@ -1,0 +1,224 @@
+package produce_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/adapters/fake"
+	"github.com/narad/narad/application/leaderconfirm"
+	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+const self = "n1"
+
+// env is one node's produce path over fakes.
+type env struct {
+	store     *countingStore
+	wal       *fake.WAL
+	logs      *fake.PartitionLogs
+	peers     *fake.PeerCommitter
+	clock     *fake.Clock
+	metrics   *fake.Metrics
+	schemas   *fake.SchemaValidator
+	svc       *produce.Service
+	latch     *leaderconfirm.Latch
+	committer *recordingCommitter
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ms := fake.NewMetaStore()
+	t.Cleanup(ms.Close)
+	e := &env{
+		store: &countingStore{MetaStore: ms}, wal: fake.NewWAL(), logs: fake.NewPartitionLogs(),
+		peers: fake.NewPeerCommitter(), clock: fake.NewClock(time.Unix(1_700_000_000, 0)),
+		metrics: &fake.Metrics{}, schemas: fake.NewSchemaValidator(),
+	}
+	e.svc = produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics})
+	e.latch = leaderconfirm.NewLatch(e.store)
+	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
+	e.committer = &recordingCommitter{inner: inner}
+	return e
+}
+
+func topicID(n int) string { return fmt.Sprintf("%016x", n) }
+
+func (e *env) propose(t *testing.T, ev meta.Event) {
+	t.Helper()
+	got, err := e.store.Propose(context.Background(), meta.Envelope{Actor: "test", AtMs: 1, Event: ev})
+	if err != nil || !got.Result.OK() {
+		t.Fatalf("%s: %+v %v", ev.Type(), got, err)
+	}
+}
+
+// createTopic creates name as incarnation n with the given partitions.
+func (e *env) createTopic(t *testing.T, name string, n int, partitions int32) domain.TopicID {
+	t.Helper()
+	e.propose(t, &meta.CreateTopic{Name: name, ID: topicID(n), Partitions: partitions, VisibilityTimeoutMs: 30_000})
+	return domain.TopicID(topicID(n))
+}
+
+// assign places every partition of name on owner.
+func (e *env) assign(t *testing.T, name, owner string, partitions ...int32) {
+	t.Helper()
+	tp, ok, err := e.store.Topic(name)
+	if err != nil || !ok {
+		t.Fatalf("assign %s: %v %v", name, ok, err)
+	}
+	if len(partitions) == 0 {
+		for p := range tp.Partitions {
+			partitions = append(partitions, p)
+		}
+	}
+	for _, p := range partitions {
+		e.propose(t, &meta.AssignPartitionIfAbsent{Topic: name, TopicID: tp.ID, Partition: p, Owner: owner})
+	}
+}
+
+func (e *env) deleteTopic(t *testing.T, name string, id domain.TopicID) {
+	t.Helper()
+	e.propose(t, &meta.DeleteTopicIf{Name: name, ID: string(id)})
+}
+
+// produce accepts one message and fails the test on a refusal.
+func (e *env) produce(t *testing.T, topic, key, payload string, pin ...int32) {
+	t.Helper()
+	r := produce.Request{Topic: topic, Key: []byte(key), Payload: []byte(payload)}
+	if len(pin) > 0 {
+		r.Partition = &pin[0]
+	}
+	if err := e.svc.Accept(context.Background(), r); err != nil {
+		t.Fatalf("produce %q to %s: %v", payload, topic, err)
+	}
+}
+
+// dispatcher builds a dispatcher over env's fakes.
+func (e *env) dispatcher() *produce.Dispatcher {
+	return produce.NewDispatcher(produce.DispatcherDeps{
+		WAL: e.wal, Store: e.store, Latch: e.latch, Confirmer: leaderconfirm.New(e.store),
+		Local: e.committer, Peers: e.peers, Clock: e.clock, Log: slog.New(slog.DiscardHandler), Self: self,
+	})
+}
+
+// run starts a dispatcher; the returned stop cancels it and waits for Run
+// to return (also done at cleanup).
+func (e *env) run(t *testing.T) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	d := e.dispatcher()
+	go func() {
+		defer close(done)
+		d.Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// records reads every record of topic's partition p (incarnation id).
+func (e *env) records(t *testing.T, topic string, id domain.TopicID, p int32) []domain.Record {
+	t.Helper()
+	recs, err := e.logs.Read(context.Background(), domain.PartitionRef{Topic: topic, TopicID: id, Partition: p}, 0, 1<<20, 0)
+	if errors.Is(err, domain.ErrOffsetNotWritten) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("read %s/%d: %v", topic, p, err)
+	}
+	return recs
+}
+
+// waitFor polls cond every millisecond until it holds, failing the test
+// after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// walRecords returns every record appended to the WAL so far.
+func (e *env) walRecords(t *testing.T) []ports.WALEntry {
+	t.Helper()
+	entries, err := e.wal.ReadFrom(0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// countingStore counts the freshness calls a confirmation makes.
+type countingStore struct {
+	*fake.MetaStore
+	barriers atomic.Int64
+	caughtUp atomic.Int64
+}
+
+func (s *countingStore) Barrier(ctx context.Context) error {
+	s.barriers.Add(1)
+	return s.MetaStore.Barrier(ctx)
+}
+
+func (s *countingStore) CaughtUp() bool {
+	s.caughtUp.Add(1)
+	return s.MetaStore.CaughtUp()
+}
+
+// recordingCommitter wraps the real Committer, recording every request
+// and outcome.
+type recordingCommitter struct {
+	inner *produce.Committer
+	mu    sync.Mutex
+	calls []commitCall
+}
+
+type commitCall struct {
+	req ports.CommitRequest
+	err error
+}
+
+func (c *recordingCommitter) CommitBatch(ctx context.Context, req ports.CommitRequest) (int64, error) {
+	first, err := c.inner.CommitBatch(ctx, req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, commitCall{req: req, err: err})
+	return first, err
+}
+
+func (c *recordingCommitter) snapshot() []commitCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]commitCall(nil), c.calls...)
+}
+
+func (c *recordingCommitter) failures() int {
+	n := 0
+	for _, call := range c.snapshot() {
+		if call.err != nil {
+			n++
+		}
+	}
+	return n
+}

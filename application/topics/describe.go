@@ -1,0 +1,151 @@
+package topics
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+)
+
+// Description is a describe's answer (api.md §2.7).
+type Description struct {
+	Topic         meta.Topic
+	SchemaVersion int32
+	Schema        []byte // nil without a schema
+	Stats         []PartitionStats
+	Partial       bool // some entries are placeholders
+}
+
+// PartitionStats is one partition's entry. A placeholder (Status
+// StatusOwnerUnavailable) carries zero numbers that clients must skip.
+type PartitionStats struct {
+	Index         int32
+	Segments      int
+	OldestOffset  int64
+	NextOffset    int64
+	HighWatermark int64
+	SizeBytes     int64
+	OwnerNode     string
+	Status        string
+	OwnerLiveness string
+}
+
+// DescribeRequest names the topic and optionally one partition.
+type DescribeRequest struct {
+	Name         string
+	Partition    int32
+	HasPartition bool
+}
+
+// Describe returns the topic, its current schema and per-partition
+// statistics. Partitions this node owns report their log bounds; any other
+// partition is a placeholder until node-to-node stats exist.
+func (s *Service) Describe(_ context.Context, req DescribeRequest) (Description, error) {
+	t, err := s.readTopic(req.Name)
+	if err != nil {
+		return Description{}, err
+	}
+	d := Description{Topic: t}
+	if d.SchemaVersion, d.Schema, err = s.currentSchema(t.Name); err != nil {
+		return Description{}, err
+	}
+	from, to := int32(0), t.Partitions
+	if req.HasPartition {
+		if req.Partition < 0 || req.Partition >= t.Partitions {
+			return Description{}, domain.Refuse(domain.ErrInvalidArgument, "invalid partition")
+		}
+		from, to = req.Partition, req.Partition+1
+	}
+	if d.Stats, err = s.partitionStats(t, from, to); err != nil {
+		return Description{}, err
+	}
+	for _, st := range d.Stats {
+		d.Partial = d.Partial || st.Status != StatusOK
+	}
+	return d, nil
+}
+
+// currentSchema returns the newest schema version, 0 and nil without one.
+func (s *Service) currentSchema(topic string) (int32, []byte, error) {
+	history, err := s.store.Schemas(topic)
+	if err != nil {
+		return 0, nil, readFailure(err)
+	}
+	if len(history) == 0 {
+		return 0, nil, nil
+	}
+	last := history[len(history)-1]
+	return last.Version, last.Schema, nil
+}
+
+// partitionStats builds the entries of partitions [from, to).
+func (s *Service) partitionStats(t meta.Topic, from, to int32) ([]PartitionStats, error) {
+	rows, err := s.store.Assignments(t.Name)
+	if err != nil {
+		return nil, readFailure(err)
+	}
+	owners := make(map[int32]string, len(rows))
+	for _, r := range rows {
+		if r.TopicID == "" || r.TopicID == t.ID {
+			owners[r.Partition] = r.Owner
+		}
+	}
+	members, err := s.store.Members()
+	if err != nil {
+		return nil, readFailure(err)
+	}
+	out := make([]PartitionStats, 0, to-from)
+	for p := from; p < to; p++ {
+		out = append(out, s.oneStats(t, p, owners[p], members))
+	}
+	return out, nil
+}
+
+// oneStats reports partition p: real numbers when this node owns it, a
+// placeholder naming why otherwise.
+func (s *Service) oneStats(t meta.Topic, p int32, owner string, members []meta.Member) PartitionStats {
+	if owner == "" {
+		return placeholder(p, "", LivenessUnassigned)
+	}
+	if owner != s.self {
+		return placeholder(p, owner, remoteLiveness(owner, members))
+	}
+	b, err := s.logs.Bounds(domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: p})
+	if err != nil {
+		// The local log cannot answer now (closing, stale): a placeholder,
+		// never zeros dressed as "ok".
+		return placeholder(p, owner, LivenessUnreachable)
+	}
+	return PartitionStats{
+		Index: p, OldestOffset: b.Oldest, NextOffset: b.HighWatermark, HighWatermark: b.HighWatermark,
+		OwnerNode: owner, Status: StatusOK,
+	}
+}
+
+func placeholder(p int32, owner, liveness string) PartitionStats {
+	return PartitionStats{Index: p, OwnerNode: owner, Status: StatusOwnerUnavailable, OwnerLiveness: liveness}
+}
+
+// remoteLiveness says why another node's partition is a placeholder: this
+// node cannot ask other owners yet, so an alive owner reads "unreachable".
+func remoteLiveness(owner string, members []meta.Member) string {
+	for _, m := range members {
+		if m.ID != owner {
+			continue
+		}
+		switch {
+		case m.Status == meta.StatusDead:
+			return LivenessDead
+		case m.Addr == "":
+			return LivenessUnknown
+		}
+		return LivenessUnreachable
+	}
+	return LivenessUnknown
+}
+
+// String helps test failures read.
+func (p PartitionStats) String() string {
+	return fmt.Sprintf("p%d owner=%s status=%s liveness=%s [%d,%d)", p.Index, p.OwnerNode, p.Status, p.OwnerLiveness, p.OldestOffset, p.HighWatermark)
+}

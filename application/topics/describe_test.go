@@ -1,0 +1,141 @@
+package topics_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/narad/narad/application/topics"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+)
+
+// Ensure that a fully local topic describes every partition with real
+// bounds, status ok and this node as owner, and no partial flag
+// (conformance 47, 48).
+func TestDescribeLocalPartitions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tp := f.create(t, topics.CreateRequest{Name: "details"})
+	f.commit(t, tp, 1, 3)
+	d := f.describe(t, "details")
+	if d.Partial || d.SchemaVersion != 0 || d.Schema != nil || len(d.Stats) != 3 {
+		t.Fatalf("describe: %+v", d)
+	}
+	for i, st := range d.Stats {
+		want := int64(0)
+		if i == 1 {
+			want = 3
+		}
+		if st.Index != int32(i) || st.Status != topics.StatusOK || st.OwnerNode != self || st.NextOffset != want || st.HighWatermark != want || st.OwnerLiveness != "" {
+			t.Fatalf("partition %d: %v", i, st)
+		}
+	}
+}
+
+// Ensure that partitions owned elsewhere are placeholders saying why, never
+// zeros with status ok (api.md §2.4, B.3 Replay; conformance 175 shape).
+func TestDescribePlaceholders(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, self, "n2", "n3")
+	tp := f.create(t, topics.CreateRequest{Name: "spread", Partitions: 4})
+	f.propose(t, &meta.MarkMemberDeadIf{ID: "n3", Heartbeat: startTime.Unix()})
+	f.propose(t, &meta.UpdateTopicIf{UpdateTopic: meta.UpdateTopic{Name: "spread", Partitions: 5, RetentionMs: tp.RetentionMs,
+		MaxInFlight: tp.MaxInFlight, MaxAckedAhead: tp.MaxAckedAhead}, ID: tp.ID})
+	d := f.describe(t, "spread")
+	want := []struct{ owner, status, liveness string }{
+		{self, topics.StatusOK, ""},
+		{"n2", topics.StatusOwnerUnavailable, topics.LivenessUnreachable},
+		{"n3", topics.StatusOwnerUnavailable, topics.LivenessDead},
+		{self, topics.StatusOK, ""},
+		{"", topics.StatusOwnerUnavailable, topics.LivenessUnassigned},
+	}
+	if !d.Partial || len(d.Stats) != len(want) {
+		t.Fatalf("describe: %+v", d)
+	}
+	for i, w := range want {
+		st := d.Stats[i]
+		if st.OwnerNode != w.owner || st.Status != w.status || st.OwnerLiveness != w.liveness {
+			t.Fatalf("partition %d: %v, want %+v", i, st, w)
+		}
+	}
+}
+
+// Ensure that ?partition selects one entry and an index out of range is
+// "invalid partition" (conformance 50), and a missing topic is 404
+// (conformance 49).
+func TestDescribeOnePartitionAndMissing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.create(t, topics.CreateRequest{Name: "t"})
+	d, err := f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "t", Partition: 1, HasPartition: true})
+	if err != nil || len(d.Stats) != 1 || d.Stats[0].Index != 1 {
+		t.Fatalf("one partition: %+v %v", d, err)
+	}
+	_, err = f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "t", Partition: 3, HasPartition: true})
+	wantRefusal(t, err, domain.ErrInvalidArgument, "invalid partition")
+	_, err = f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "missing"})
+	wantRefusal(t, err, domain.ErrTopicNotFound, "")
+}
+
+// Ensure that a partition this node owns but never wrote reports its empty
+// bounds with status ok, not a placeholder.
+func TestDescribeNeverOpenedPartition(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.create(t, topics.CreateRequest{Name: "idle"})
+	for _, st := range f.describe(t, "idle").Stats {
+		if st.Status != topics.StatusOK || st.HighWatermark != 0 {
+			t.Fatalf("idle partition: %v", st)
+		}
+	}
+}
+
+// Ensure that the list pages by name with keyset tokens (conformance 40-43,
+// 45, 46).
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	page, err := f.svc.List(ctx, "", 0)
+	if err != nil || page.Topics == nil || len(page.Topics) != 0 || page.Next != "" {
+		t.Fatalf("empty list: %+v %v", page, err)
+	}
+	for _, n := range []string{"d", "b", "a", "c"} {
+		f.create(t, topics.CreateRequest{Name: n})
+	}
+	names := func(p topics.Page) string {
+		s := ""
+		for _, tp := range p.Topics {
+			s += tp.Name
+		}
+		return s + "|" + p.Next
+	}
+	cases := []struct {
+		token string
+		limit int
+		want  string
+	}{
+		{"", 2, "ab|b"}, {"b", 2, "cd|"}, {"", 4, "abcd|"}, {"zzzz", 10, "|"}, {"", 999999, "abcd|"}, {"a", 0, "bcd|"},
+	}
+	for _, c := range cases {
+		p, err := f.svc.List(ctx, c.token, c.limit)
+		if err != nil || names(p) != c.want {
+			t.Fatalf("token %q limit %d: %s %v, want %s", c.token, c.limit, names(p), err, c.want)
+		}
+	}
+}
+
+// Ensure that the default page is 100 topics with the 100th as token
+// (conformance 46).
+func TestListDefaultLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.meta.SetLeader(false) // skip placement: 101 creates stay cheap
+	for i := 0; i < 101; i++ {
+		f.create(t, topics.CreateRequest{Name: "t" + string(rune('a'+i/26)) + string(rune('a'+i%26))})
+	}
+	p, err := f.svc.List(context.Background(), "", 0)
+	if err != nil || len(p.Topics) != 100 || p.Next != p.Topics[99].Name {
+		t.Fatalf("%d topics, next %q, %v", len(p.Topics), p.Next, err)
+	}
+}

@@ -1,0 +1,115 @@
+package topics_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/narad/narad/application/topics"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+)
+
+func owners(t *testing.T, f *fixture, name string) map[int32]string {
+	t.Helper()
+	rows, err := f.store.Assignments(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]string{}
+	for _, r := range rows {
+		out[r.Partition] = r.Owner
+	}
+	return out
+}
+
+// Ensure that a new topic's partition p goes to the alive, non-draining
+// member p mod n, members sorted by id (internals.md §8.7; api.md §5.6).
+func TestPlacementRoundRobinOverAliveMembers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "n3", "n1", "n2", "n4", "n5")
+	f.propose(t, &meta.MarkMemberDeadIf{ID: "n4", Heartbeat: startTime.Unix()})
+	f.propose(t, &meta.SetMemberDraining{ID: "n5", Draining: true})
+	f.create(t, topics.CreateRequest{Name: "spread", Partitions: 7})
+	got := owners(t, f, "spread")
+	want := []string{"n1", "n2", "n3", "n1", "n2", "n3", "n1"}
+	for p, w := range want {
+		if got[int32(p)] != w {
+			t.Fatalf("partition %d on %q, want %q (all: %v)", p, got[int32(p)], w, got)
+		}
+	}
+}
+
+// Ensure that growing a topic places only the new partitions, keeping
+// existing owners (conformance 52).
+func TestPlacementOfGrownPartitions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "n1", "n2")
+	f.create(t, topics.CreateRequest{Name: "grow"})
+	before := owners(t, f, "grow")
+	f.propose(t, &meta.MemberJoin{ID: "n0", Addr: "n0:7942", ClusterAddr: "n0:7943"})
+	if _, err := f.svc.Alter(context.Background(), topics.AlterRequest{Name: "grow", Partitions: ptr(int64(6))}); err != nil {
+		t.Fatal(err)
+	}
+	after := owners(t, f, "grow")
+	for p, o := range before {
+		if after[p] != o {
+			t.Fatalf("partition %d moved from %s to %s", p, o, after[p])
+		}
+	}
+	want := map[int32]string{3: "n0", 4: "n1", 5: "n2"}
+	for p, o := range want {
+		if after[p] != o {
+			t.Fatalf("new partition %d on %q, want %q (all %v)", p, after[p], o, after)
+		}
+	}
+}
+
+// Ensure that a follower, or a cluster without alive members, leaves the
+// partitions unassigned and the create still succeeds (internals.md §8.7).
+func TestPlacementSkipped(t *testing.T) {
+	t.Parallel()
+	follower := newFixture(t)
+	follower.meta.SetLeader(false)
+	follower.create(t, topics.CreateRequest{Name: "t"})
+	if got := owners(t, follower, "t"); len(got) != 0 {
+		t.Fatalf("a follower placed partitions: %v", got)
+	}
+	empty := newFixture(t, []string{}...)
+	empty.create(t, topics.CreateRequest{Name: "t"})
+	if got := owners(t, empty, "t"); len(got) != 0 {
+		t.Fatalf("placed without members: %v", got)
+	}
+	for _, st := range empty.describe(t, "t").Stats {
+		if st.Status != topics.StatusOwnerUnavailable || st.OwnerLiveness != topics.LivenessUnassigned || st.OwnerNode != "" {
+			t.Fatalf("unassigned partition: %v", st)
+		}
+	}
+}
+
+// Ensure that a failed barrier does not fail the create: the topic exists,
+// unplaced, and the placement error is reported.
+func TestPlacementBarrierFailure(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.meta.FailBarrier(meta.ErrUnavailable)
+	got, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "t"})
+	if err != nil || !errors.Is(got.PlacementErr, meta.ErrUnavailable) {
+		t.Fatalf("create: %+v %v", got, err)
+	}
+	if o := owners(t, f, "t"); len(o) != 0 {
+		t.Fatalf("placed after a failed barrier: %v", o)
+	}
+}
+
+// Ensure that a create while every live member drains is refused with 503
+// (api.md §2.5).
+func TestCreateRefusedWhileEveryMemberDrains(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.propose(t, &meta.SetMemberDraining{ID: self, Draining: true})
+	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "t"})
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("got %v", err)
+	}
+}
