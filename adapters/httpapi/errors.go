@@ -42,6 +42,8 @@ var errorTable = []outcome{
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, ""},
 	{domain.ErrLogClosed, http.StatusServiceUnavailable, "partition log is closing; retry"},
 	{domain.ErrClosed, http.StatusServiceUnavailable, "node is shutting down; retry"},
+	{domain.ErrTooManyConsumes, http.StatusTooManyRequests, ""},
+	{domain.ErrNotImplemented, http.StatusNotImplemented, ""},
 }
 
 // statusOf maps err to its status and message. A clientError carries its own;

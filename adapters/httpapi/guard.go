@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -46,9 +47,14 @@ func writeError(c *gin.Context, status int, msg string) {
 	c.Data(status, "application/json", body)
 }
 
+// appendErrorBody appends {"error":"<msg>"}\n without HTML escaping, so a
+// message such as "must be >= 0" reads as the spec writes it.
 func appendErrorBody(dst []byte, msg string) []byte {
-	quoted, _ := json.Marshal(msg) // a string always marshals
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(msg) // a string always encodes; Encode adds the newline
 	dst = append(dst, `{"error":`...)
-	dst = append(dst, quoted...)
+	dst = append(dst, bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
 	return append(dst, "}\n"...)
 }

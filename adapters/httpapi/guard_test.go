@@ -116,3 +116,10 @@ func TestStatusOfRefusals(t *testing.T) {
 		t.Fatalf("not owner: %d", code)
 	}
 }
+
+// ensure that error bodies are not HTML-escaped: "must be >= 0" reads as the spec writes it.
+func TestErrorBodyNotHTMLEscaped(t *testing.T) {
+	if got := string(appendErrorBody(nil, `invalid partition: must be >= 0 & <tag>`)); got != "{\"error\":\"invalid partition: must be >= 0 & <tag>\"}\n" {
+		t.Fatalf("%q", got)
+	}
+}

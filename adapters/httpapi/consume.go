@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/domain"
+)
+
+// waitClampedHeader carries the wait a consume actually used when the one
+// asked for was above the server ceiling (api.md §0.3).
+const waitClampedHeader = "X-Narad-Wait-Clamped"
+
+// consumeRoutes serves the consume and ack routes on one use case.
+type consumeRoutes struct {
+	svc      *consume.Service
+	log      *zap.Logger
+	maxWait  time.Duration
+	identity func(*gin.Context) string
+}
+
+// ConsumeRoutes are GET /v1/topics/:topic/consume (queue, pinned, batch
+// and replay modes, api.md §2.14) and POST /v1/topics/:topic/ack (single
+// and batch ack, extend and nack, api.md §2.15). maxWait is
+// http.max_consume_wait. identity names who a request counts against for
+// the per-identity consume cap (the authenticated user); nil counts by the
+// client's IP address, as with security off.
+func ConsumeRoutes(svc *consume.Service, log *zap.Logger, maxWait time.Duration, identity func(*gin.Context) string) []Route {
+	if identity == nil {
+		identity = func(c *gin.Context) string { return c.RemoteIP() }
+	}
+	r := &consumeRoutes{svc: svc, log: log, maxWait: maxWait, identity: identity}
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/topics/:topic/consume", Handle: r.consume},
+		{Method: http.MethodPost, Path: "/v1/topics/:topic/ack", Handle: r.ack},
+	}
+}
+
+func (r *consumeRoutes) consume(c *gin.Context) {
+	p, err := parseConsumeQuery(c.Request.URL.RawQuery, c.GetHeader(clientHeader) != "")
+	if err != nil {
+		respondError(c, r.log, err)
+		return
+	}
+	req := consume.Request{Topic: c.Param("topic"), Partition: p.partition, Offset: p.offset, Max: p.max, Identity: r.identity(c)}
+	req.Mode, req.Pinned = consumeModeOf(p)
+	if req.Mode != consume.ModeReplay && !p.localOnly {
+		req.Wait = r.clampWait(c, p.wait)
+	}
+	ds, err := r.svc.Consume(c.Request.Context(), req)
+	switch {
+	case req.Mode == consume.ModeReplay && errors.Is(err, domain.ErrOffsetNotWritten):
+		c.Status(http.StatusNoContent)
+	case err != nil && c.Request.Context().Err() != nil:
+		c.Abort() // the client went away: nothing to answer
+	case err != nil:
+		respondError(c, r.log, err)
+	case len(ds) == 0:
+		c.Status(http.StatusNoContent)
+	case req.Mode == consume.ModeBatch:
+		writeJSONBody(c, appendMessages(nil, ds))
+	default:
+		writeJSONBody(c, append(domain.AppendEnvelope(make([]byte, 0, envelopeCapacity(ds[0])), ds[0]), '\n'))
+	}
+}
+
+func consumeModeOf(p consumeParams) (consume.Mode, bool) {
+	switch p.mode {
+	case modeReplay:
+		return consume.ModeReplay, true
+	case modeBatch:
+		return consume.ModeBatch, p.hasPartition
+	case modePinned:
+		return consume.ModePinned, true
+	}
+	return consume.ModeQueue, false
+}
+
+// clampWait bounds the long poll by the server ceiling, saying so in a
+// header when it lowered it.
+func (r *consumeRoutes) clampWait(c *gin.Context, wait time.Duration) time.Duration {
+	if wait > r.maxWait {
+		c.Header(waitClampedHeader, r.maxWait.String())
+		return r.maxWait
+	}
+	return wait
+}
+
+// appendMessages renders a batch answer: {"messages":[...]} and a newline.
+func appendMessages(dst []byte, ds []domain.Delivery) []byte {
+	n := 0
+	for _, d := range ds {
+		n += envelopeCapacity(d)
+	}
+	if dst == nil {
+		dst = make([]byte, 0, n+16)
+	}
+	dst = append(dst, `{"messages":[`...)
+	for i, d := range ds {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = domain.AppendEnvelope(dst, d)
+	}
+	return append(dst, "]}\n"...)
+}
+
+// envelopeCapacity guesses an envelope's size for one allocation.
+func envelopeCapacity(d domain.Delivery) int {
+	return 160 + len(d.Topic) + len(d.Record.Key)*4/3 + len(d.Record.Payload)*4/3
+}
+
+// writeJSONBody answers 200 with body as JSON and its exact length.
+func writeJSONBody(c *gin.Context, body []byte) {
+	c.Header("Content-Length", strconv.Itoa(len(body)))
+	c.Data(http.StatusOK, "application/json", body)
+}

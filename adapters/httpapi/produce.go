@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/domain"
+)
+
+// Body reading (internals.md §10.4): a body is never allocated at its
+// declared length.
+const (
+	// bodyExactMaxBytes: a body declared this small is read into a buffer of
+	// exactly its length; larger or undeclared bodies start here.
+	bodyExactMaxBytes = 64 << 10
+	// bodyGrowFactor: a buffer that fills grows this many times over.
+	bodyGrowFactor = 4
+	// batchBodyMaxBytes caps a batch produce body, as sent and decoded.
+	batchBodyMaxBytes = 16 << 20
+)
+
+// msgBodyTooLarge is the 413 message of the produce routes.
+const msgBodyTooLarge = "request body too large"
+
+// produceHandlers serve the produce routes over the produce use case.
+type produceHandlers struct {
+	svc *produce.Service
+	log *zap.Logger
+}
+
+// ProduceRoutes are POST /v1/topics/:topic/produce (api.md §2.13) and
+// POST /v1/topics/:topic/produce/batch (§2.13.1). It panics on nil
+// dependencies.
+func ProduceRoutes(svc *produce.Service, log *zap.Logger) []Route {
+	if svc == nil || log == nil {
+		panic("httpapi: nil produce service or logger")
+	}
+	h := &produceHandlers{svc: svc, log: log}
+	return []Route{
+		{Method: http.MethodPost, Path: "/v1/topics/:topic/produce", Handle: h.single},
+		{Method: http.MethodPost, Path: "/v1/topics/:topic/produce/batch", Handle: h.batch},
+	}
+}
+
+// single stores the raw body as one message and answers 202 with an empty
+// body once it is durable.
+func (h *produceHandlers) single(c *gin.Context) {
+	q, err := parseProduceQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	body, err := readBody(c.Request.Body, c.Request.ContentLength, produce.MessageMaxBytes)
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	req := produce.Request{Topic: c.Param("topic"), Key: q.key, Payload: body}
+	if q.hasPartition {
+		req.Partition = &q.partition
+	}
+	if err := h.svc.Accept(c.Request.Context(), req); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	c.Status(http.StatusAccepted)
+}
+
+// batch decodes {"messages":[...]} as a stream and accepts it all or
+// nothing, answering 202 {"accepted":N}.
+func (h *produceHandlers) batch(c *gin.Context) {
+	if err := refuseBatchQuery(c.Request.URL.RawQuery); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	body, err := openBatchBody(c.Request)
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	defer body.Close()
+	msgs, err := decodeBatch(body)
+	if err != nil {
+		h.batchError(c, err)
+		return
+	}
+	if err := h.svc.AcceptBatch(c.Request.Context(), c.Param("topic"), msgs); err != nil {
+		h.batchError(c, err)
+		return
+	}
+	respondJSON(c, http.StatusAccepted, batchAccepted{Accepted: len(msgs)})
+}
+
+type batchAccepted struct {
+	Accepted int `json:"accepted"`
+}
+
+// batchError answers a refusal; one naming a message gets the status a
+// single produce of it would get and "message <i>: " before its text (a
+// payload over the cap: 413 "message <i>: message too large").
+func (h *produceHandlers) batchError(c *gin.Context, err error) {
+	var me *produce.MessageError
+	if !errors.As(err, &me) {
+		respondError(c, h.log, err)
+		return
+	}
+	status, msg := statusOf(me.Err)
+	if errors.Is(me.Err, domain.ErrRecordTooLarge) {
+		status, msg = http.StatusRequestEntityTooLarge, "message too large"
+	}
+	if status >= http.StatusInternalServerError {
+		h.log.Error("request failed", zap.String("route", c.FullPath()), zap.Int("status", status), zap.Error(err))
+	}
+	writeError(c, status, fmt.Sprintf("message %d: %s", me.Index, msg))
+}
+
+// refuseBatchQuery refuses the single-produce parameters on the batch route;
+// anything else in the query is ignored.
+func refuseBatchQuery(raw string) error {
+	q, err := parseQuery(raw)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"key", "partition"} {
+		if _, ok := q[name]; ok {
+			return clientErr(http.StatusBadRequest, "%s is set per message in a batch produce, not as a query parameter", name)
+		}
+	}
+	return nil
+}
+
+// readBody reads at most limit bytes of r. A body declared at most
+// bodyExactMaxBytes long is read into a buffer of exactly that size; any
+// other starts at bodyExactMaxBytes and grows bodyGrowFactor-fold as it
+// fills, so a declared length never decides an allocation on its own.
+// Past limit: 413 "request body too large".
+func readBody(r io.Reader, declared int64, limit int) ([]byte, error) {
+	if declared > int64(limit) {
+		return nil, clientErr(http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+	}
+	size := bodyExactMaxBytes
+	if declared >= 0 && declared < bodyExactMaxBytes {
+		size = int(declared) + 1 // one spare byte sees the end without growing
+	}
+	buf := make([]byte, 0, min(size, limit+1))
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > limit {
+				return nil, clientErr(http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+			}
+			grown := make([]byte, len(buf), min(cap(buf)*bodyGrowFactor, limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			if len(buf) > limit {
+				return nil, clientErr(http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+			}
+			return buf, nil
+		case err != nil:
+			return nil, clientErr(http.StatusBadRequest, "read body: %v", err)
+		}
+	}
+}
