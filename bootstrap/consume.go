@@ -1,0 +1,66 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/httpapi"
+	"github.com/narad/narad/adapters/offsetstore"
+	"github.com/narad/narad/adapters/vfs"
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/ports"
+)
+
+// consumeModule serves consume, ack and replay, runs the lease purger, the
+// long-poll pump and the offset committer, and forgets deleted topics.
+var consumeModule = fx.Module("consume",
+	fx.Provide(
+		newOffsetStore,
+		newConsumeService,
+		asRoutes(func(cfg config.Config, svc *consume.Service, log *zap.Logger) []httpapi.Route {
+			return httpapi.ConsumeRoutes(svc, log, cfg.HTTP.MaxConsumeWait.D(), nil)
+		}),
+	),
+	fx.Invoke(runConsume),
+)
+
+func newOffsetStore(lc fx.Lifecycle, cfg config.Config) (ports.OffsetStore, error) {
+	s, err := offsetstore.New(offsetstore.Options{FS: vfs.OS{}, DataDir: cfg.Storage.DataDir})
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(s.Close))
+	return s, nil
+}
+
+func newConsumeService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, offsets ports.OffsetStore,
+	c ports.Clock, m ports.Metrics, id NodeIdentity, log *zap.Logger) (*consume.Service, error) {
+	return consume.New(consume.Deps{
+		Topics: s, Cluster: s, Logs: logs, Offsets: offsets, Clock: c, Metrics: m, SelfID: id.ID,
+		Seeds: rand.Reader, Logger: newSlog(log.With(zap.String("component", "consume"))),
+	}, consume.Options{
+		DurabilityInterval:     time.Duration(cfg.Storage.ConsumerOffsetCommitIntervalMs) * time.Millisecond,
+		MaxInFlightPerIdentity: cfg.HTTP.MaxConsumeInFlightPerIdentity,
+	})
+}
+
+// runConsume runs the service's loops; at stop it writes every frontier
+// exactly (Close) before the offset store and partition logs close.
+func runConsume(lc fx.Lifecycle, svc *consume.Service, s ports.MetadataStore, log *zap.Logger) {
+	lc.Append(fx.StopHook(svc.Close))
+	runWorker(lc, func(ctx context.Context) {
+		if err := svc.Run(ctx); err != nil {
+			log.Error("consume loops stopped", zap.Error(err))
+		}
+	})
+	runWorker(lc, func(ctx context.Context) {
+		if err := svc.ForgetDeleted(ctx, s); err != nil {
+			log.Error("delete watcher stopped", zap.Error(err))
+		}
+	})
+}

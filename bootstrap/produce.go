@@ -1,0 +1,72 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/httpapi"
+	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/wal"
+	"github.com/narad/narad/application/leaderconfirm"
+	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// produceModule accepts produces into the WAL and runs the dispatcher that
+// carries them to their partition owners.
+var produceModule = fx.Module("produce",
+	fx.Provide(
+		newProduceService,
+		newCommitter,
+		asRoutes(httpapi.ProduceRoutes),
+	),
+	fx.Invoke(runDispatcher),
+)
+
+func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics) *produce.Service {
+	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m})
+}
+
+func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, l *leaderconfirm.Latch, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Committer {
+	return produce.NewCommitter(produce.CommitterDeps{Store: s, Logs: logs, Latch: l, Clock: c, Metrics: m, Self: id.ID})
+}
+
+// runDispatcher starts the dispatcher after the storage and metastore are
+// up; at stop it drains what it can (the WAL keeps the rest) before the WAL
+// and partition logs close.
+func runDispatcher(lc fx.Lifecycle, w *wal.WAL, s ports.MetadataStore, l *leaderconfirm.Latch, conf *leaderconfirm.Confirmer,
+	local *produce.Committer, c ports.Clock, id NodeIdentity, log *zap.Logger) {
+	d := produce.NewDispatcher(produce.DispatcherDeps{
+		WAL: w, Store: s, Latch: l, Confirmer: conf, Local: local, Peers: unreachablePeers{},
+		Clock: c, Log: newSlog(log.With(zap.String("component", "dispatcher"))), Self: id.ID,
+	})
+	runWorker(lc, d.Run)
+}
+
+// runWorker runs fn on its own goroutine from start to stop.
+func runWorker(lc fx.Lifecycle, fn func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			wg.Add(1)
+			go func() { defer wg.Done(); fn(ctx) }()
+			return nil
+		},
+		OnStop: func(context.Context) error { cancel(); wg.Wait(); return nil },
+	})
+}
+
+// unreachablePeers is the PeerCommitter of a node without the node-to-node
+// plane (the cluster issue builds it over QUIC): every other owner is
+// unreachable, so the dispatcher keeps their records in the WAL and retries.
+type unreachablePeers struct{}
+
+func (unreachablePeers) CommitBatch(_ context.Context, node string, _ ports.CommitRequest) (int64, error) {
+	return 0, fmt.Errorf("commit to node %s: no node-to-node transport on this build: %w", node, domain.ErrUnavailable)
+}

@@ -1,0 +1,48 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/httpapi"
+	"github.com/narad/narad/adapters/jsonschema"
+	"github.com/narad/narad/application/topics"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/ports"
+)
+
+// topicsModule serves topic administration and keeps every partition log's
+// retention in step with the topic records.
+var topicsModule = fx.Module("topics",
+	fx.Provide(
+		func() ports.SchemaValidator { return jsonschema.New(jsonschema.Options{}) },
+		newTopicService,
+		asRoutes(httpapi.TopicRoutes),
+	),
+	fx.Invoke(runRetentionSync),
+)
+
+func newTopicService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, v ports.SchemaValidator, c ports.Clock, id NodeIdentity) (*topics.Service, error) {
+	t := cfg.Topic
+	return topics.New(s, logs, v, c, rand.Reader, topics.Defaults{
+		Partitions: t.DefaultPartitions, MaxPartitions: t.MaxPartitions, RetentionMs: t.DefaultRetentionAgeMs,
+		VisibilityMs: t.DefaultVisibilityTimeoutMs, MaxInFlight: t.DefaultMaxInFlightPerPartition,
+		MaxAckedAhead: t.DefaultMaxAckedAheadPerPartition,
+	}, id.ID)
+}
+
+func runRetentionSync(lc fx.Lifecycle, s ports.MetadataStore, logs ports.PartitionLogs, log *zap.Logger) error {
+	r, err := topics.NewRetentionSync(s, logs)
+	if err != nil {
+		return err
+	}
+	runWorker(lc, func(ctx context.Context) {
+		if err := r.Run(ctx); err != nil {
+			log.Error("retention sync stopped", zap.Error(err))
+		}
+	})
+	return nil
+}
