@@ -24,7 +24,7 @@ var httpModule = fx.Module("http",
 	fx.Provide(
 		fx.Annotate(newEngine, fx.ParamTags(``, ``, ``, `group:"routes"`)),
 	),
-	fx.Invoke(serveHTTP),
+	fx.Invoke(serveHTTP, servePprof),
 )
 
 // asRoutes tags a route-group constructor for the engine.

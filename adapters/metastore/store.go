@@ -56,6 +56,7 @@ type Store struct {
 	sm        *stateMachine
 	session   *client.Session
 	hub       metawatch.Hub
+	views     viewCache
 	log       *zap.Logger
 
 	lastRead    atomic.Int64 // unix nanos of the last successful read probe

@@ -34,9 +34,17 @@ func readOne[T any](s *Store, f func(meta.KVReader) (T, bool, error)) (T, bool, 
 	return out, ok, err
 }
 
-// Topic reads a topic view.
+// Topic reads a topic view (cached until the next applied entry).
 func (s *Store) Topic(name string) (meta.Topic, bool, error) {
-	return readOne(s, func(r meta.KVReader) (meta.Topic, bool, error) { return meta.ReadTopic(r, name) })
+	index := s.sm.applied.Load()
+	if v, ok := s.views.topic(index, name); ok {
+		return v.t, v.ok, nil
+	}
+	t, ok, err := readOne(s, func(r meta.KVReader) (meta.Topic, bool, error) { return meta.ReadTopic(r, name) })
+	if err == nil {
+		s.views.putTopic(index, name, cachedTopic{t: t, ok: ok})
+	}
+	return t, ok, err
 }
 
 // ListTopics pages topics by name.
@@ -57,11 +65,19 @@ func (s *Store) Assignments(topic string) ([]meta.Assignment, error) {
 	return readMany(s, func(r meta.KVReader) ([]meta.Assignment, error) { return meta.Assignments(r, topic) })
 }
 
-// Assignment reads one row.
+// Assignment reads one row (cached until the next applied entry).
 func (s *Store) Assignment(topic string, partition int32) (meta.Assignment, bool, error) {
-	return readOne(s, func(r meta.KVReader) (meta.Assignment, bool, error) {
+	index, key := s.sm.applied.Load(), assignKey{topic: topic, partition: partition}
+	if v, ok := s.views.assignment(index, key); ok {
+		return v.a, v.ok, nil
+	}
+	a, ok, err := readOne(s, func(r meta.KVReader) (meta.Assignment, bool, error) {
 		return meta.ReadAssignment(r, topic, partition)
 	})
+	if err == nil {
+		s.views.putAssignment(index, key, cachedAssignment{a: a, ok: ok})
+	}
+	return a, ok, err
 }
 
 // Moves reads every move in flight.

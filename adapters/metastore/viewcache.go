@@ -1,0 +1,91 @@
+package metastore
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/narad/narad/domain/meta"
+)
+
+// viewCache keeps decoded topic and assignment views for the hot paths
+// (every produce, consume and ack reads them) until the replica applies
+// another entry: each lookup compares the applied index it loaded before
+// reading with the cache's, and a change drops everything. A value read at
+// index i is stored only while the cache still describes i, so nothing older
+// than the index a caller observed is ever served.
+type viewCache struct {
+	mu          sync.Mutex
+	index       uint64
+	topics      map[string]cachedTopic
+	assignments map[assignKey]cachedAssignment
+}
+
+type assignKey struct {
+	topic     string
+	partition int32
+}
+
+type cachedTopic struct {
+	t  meta.Topic
+	ok bool
+}
+
+type cachedAssignment struct {
+	a  meta.Assignment
+	ok bool
+}
+
+// at aligns the cache with index, dropping everything of another index.
+func (c *viewCache) at(index uint64) {
+	if c.index != index || c.topics == nil {
+		c.index = index
+		c.topics = map[string]cachedTopic{}
+		c.assignments = map[assignKey]cachedAssignment{}
+	}
+}
+
+func (c *viewCache) topic(index uint64, name string) (cachedTopic, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at(index)
+	v, ok := c.topics[name]
+	if ok {
+		v.t = cloneTopic(v.t)
+	}
+	return v, ok
+}
+
+func (c *viewCache) putTopic(index uint64, name string, v cachedTopic) {
+	if v.t.Remote != nil {
+		return // a remote stub's link is not copied cheaply; read it fresh
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index == index && c.topics != nil {
+		v.t = cloneTopic(v.t)
+		c.topics[name] = v
+	}
+}
+
+func (c *viewCache) assignment(index uint64, k assignKey) (cachedAssignment, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at(index)
+	v, ok := c.assignments[k]
+	return v, ok
+}
+
+func (c *viewCache) putAssignment(index uint64, k assignKey, v cachedAssignment) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index == index && c.assignments != nil {
+		c.assignments[k] = v
+	}
+}
+
+// cloneTopic copies the slices so callers own what they get.
+func cloneTopic(t meta.Topic) meta.Topic {
+	t.Children = slices.Clone(t.Children)
+	t.AttachOffsets = slices.Clone(t.AttachOffsets)
+	return t
+}

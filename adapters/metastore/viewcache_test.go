@@ -1,0 +1,38 @@
+package metastore
+
+import (
+	"testing"
+
+	"github.com/narad/narad/domain/meta"
+)
+
+// ensure that cached views die with the applied index they were read at, a
+// read that raced an apply is not stored, and callers own the slices they get.
+func TestViewCacheFollowsTheAppliedIndex(t *testing.T) {
+	var c viewCache
+	k := assignKey{topic: "t", partition: 1}
+	if _, ok := c.assignment(5, k); ok {
+		t.Fatal("empty cache hit")
+	}
+	c.putAssignment(5, k, cachedAssignment{a: meta.Assignment{Owner: "n1"}, ok: true})
+	if v, ok := c.assignment(5, k); !ok || v.a.Owner != "n1" {
+		t.Fatalf("miss at the same index: %+v %v", v, ok)
+	}
+	if _, ok := c.assignment(6, k); ok {
+		t.Fatal("a view of index 5 served at index 6")
+	}
+	c.putAssignment(5, k, cachedAssignment{a: meta.Assignment{Owner: "stale"}, ok: true})
+	if _, ok := c.assignment(6, k); ok {
+		t.Fatal("a read that raced an apply was stored")
+	}
+	c.putTopic(6, "t", cachedTopic{t: meta.Topic{Name: "t", Children: []string{"c"}}, ok: true})
+	v, _ := c.topic(6, "t")
+	v.t.Children[0] = "mutated"
+	if w, _ := c.topic(6, "t"); w.t.Children[0] != "c" {
+		t.Fatal("a caller's change reached the cache")
+	}
+	c.putTopic(6, "stub", cachedTopic{t: meta.Topic{Name: "stub", Remote: &meta.RemoteLink{Name: "r"}}, ok: true})
+	if _, ok := c.topic(6, "stub"); ok {
+		t.Fatal("a remote stub was cached")
+	}
+}
