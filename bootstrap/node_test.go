@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,17 @@ func TestSingleNodeStartsAndStops(t *testing.T) {
 			t.Fatalf("never ready: %d %v", code, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling an external process state with a deadline
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, series := range []string{"narad_ingress_wal_failed 0", "narad_ingress_dispatch_backlog_records 0", "narad_topics_total 0", "narad_open_partition_logs 0", "go_goroutines"} {
+		if !strings.Contains(string(body), series) {
+			t.Errorf("/metrics lacks %q", series)
+		}
 	}
 	if err := app.Stop(ctx); err != nil {
 		t.Fatal(err)

@@ -25,10 +25,6 @@ type Metrics struct {
 	httpDuration              *prometheus.HistogramVec
 	httpBytesIn, httpBytesOut *prometheus.CounterVec
 	httpInFlight              prometheus.Gauge
-	// WALFailed is 1 once the ingress WAL latched a disk failure.
-	WALFailed prometheus.Gauge
-	// DispatchBacklog is durable WAL records not yet confirmed at their owners.
-	DispatchBacklog prometheus.Gauge
 	// BootSeconds is the start-up time to the listener.
 	BootSeconds prometheus.Gauge
 }
@@ -66,8 +62,6 @@ func NewMetrics() *Metrics {
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "narad_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.DefBuckets}, []string{"route", "method", "status"})
 	r.MustRegister(m.consumeWait, m.httpDuration)
 	m.httpInFlight = gauge("narad_http_requests_in_flight", "Concurrent requests.")
-	m.WALFailed = gauge("narad_ingress_wal_failed", "1 once the ingress log failed and produce is latched off.")
-	m.DispatchBacklog = gauge("narad_ingress_dispatch_backlog_records", "Accepted records not yet confirmed at their owners.")
 	m.BootSeconds = gauge("narad_boot_duration_seconds", "Start-up time to listener.")
 	return m
 }
@@ -135,3 +129,14 @@ func (m *Metrics) HTTPRequest(route, method string, status int, d time.Duration,
 
 // HTTPInFlight moves the in-flight gauge by delta.
 func (m *Metrics) HTTPInFlight(delta int) { m.httpInFlight.Add(float64(delta)) }
+
+// GaugeFunc registers a gauge read from fn at every scrape (a value another
+// component owns, such as the WAL's latch or the open-log count).
+func (m *Metrics) GaugeFunc(name, help string, fn func() float64) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
+}
+
+// CounterFunc registers a counter read from fn at every scrape.
+func (m *Metrics) CounterFunc(name, help string, fn func() float64) {
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, fn))
+}

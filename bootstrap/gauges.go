@@ -1,0 +1,61 @@
+package bootstrap
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/segmentlog"
+	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/adapters/wal"
+	"github.com/narad/narad/ports"
+)
+
+// registerNodeGauges exports, at scrape time, the node-level values other
+// components own (api.md §7).
+func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store, store ports.MetadataStore, id NodeIdentity, log *zap.Logger) {
+	m.GaugeFunc("narad_ingress_wal_failed", "1 once the ingress log failed and produce is latched off.", func() float64 {
+		if w.Failed() {
+			return 1
+		}
+		return 0
+	})
+	m.GaugeFunc("narad_ingress_dispatch_backlog_records", "Accepted records not yet confirmed at their owners (an upper bound).", func() float64 {
+		return float64(w.DurableNext() - w.Checkpoint())
+	})
+	m.GaugeFunc("narad_open_partition_logs", "Open partition logs on this node.", func() float64 {
+		return float64(logs.Stats().OpenLogs)
+	})
+	m.CounterFunc("narad_idle_logs_evicted_total", "Logs closed by idle eviction.", func() float64 {
+		return float64(logs.Stats().LogsEvicted)
+	})
+	m.GaugeFunc("narad_topics_total", "Topics in the cluster.", func() float64 {
+		topics, err := store.ListTopics("", 0)
+		if err != nil {
+			log.Debug("topics gauge", zap.Error(err))
+			return 0
+		}
+		return float64(len(topics))
+	})
+	m.GaugeFunc("narad_partitions_total", "Partitions this node owns.", func() float64 {
+		return float64(ownedPartitions(store, id.ID))
+	})
+}
+
+func ownedPartitions(store ports.MetadataStore, self string) int {
+	topics, err := store.ListTopics("", 0)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, t := range topics {
+		rows, err := store.Assignments(t.Name)
+		if err != nil {
+			continue
+		}
+		for _, r := range rows {
+			if r.Owner == self {
+				n++
+			}
+		}
+	}
+	return n
+}
