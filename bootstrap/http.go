@@ -54,6 +54,7 @@ func serveHTTP(lc fx.Lifecycle, cfg config.Config, h http.Handler, r *Readiness,
 			if err != nil {
 				return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
 			}
+			ln = limitConnections(ln, cfg.HTTP.MaxConnections)
 			m.BootSeconds.Set(time.Since(time.Time(boot)).Seconds())
 			log.Info("http listening", zap.String("addr", ln.Addr().String()))
 			go func() {
