@@ -35,6 +35,10 @@ type Shard struct {
 	corrupt   map[int64]struct{} // skipped as unreadable above the frontier
 	caps      Caps
 	nonces    *rand.ChaCha8
+	// scan is a cursor for Reserve: no offset in (committed, scan) is free,
+	// so the search for the lowest free offset starts at max(scan,
+	// committed+1). Freeing an offset lowers it.
+	scan int64
 }
 
 // NewShard starts a shard at the persisted frontier committed (-1 for none)
@@ -48,6 +52,7 @@ func NewShard(committed int64, ahead []int64, caps Caps, seed [32]byte) *Shard {
 		corrupt:   map[int64]struct{}{},
 		caps:      caps,
 		nonces:    rand.NewChaCha8(seed),
+		scan:      committed + 1,
 	}
 	for _, o := range ahead {
 		if o > committed {
@@ -94,12 +99,16 @@ func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok boo
 		}
 		return s.lease(next, nowMs+visibilityMs), true
 	}
-	for o := next; o < hwm; o++ {
-		if s.free(o) {
-			return s.lease(o, nowMs+visibilityMs), true
-		}
+	o := max(s.scan, next)
+	for o < hwm && !s.free(o) {
+		o++
 	}
-	return Lease{}, false
+	s.scan = o
+	if o >= hwm {
+		return Lease{}, false
+	}
+	s.scan = o + 1
+	return s.lease(o, nowMs+visibilityMs), true
 }
 
 // Ack settles a leased offset. At the frontier it advances the frontier over
@@ -148,7 +157,7 @@ func (s *Shard) Release(offset int64, nonce uint64, nowMs int64) error {
 	if err := s.check(offset, nonce, nowMs); err != nil {
 		return err
 	}
-	delete(s.leases, offset)
+	s.unlease(offset)
 	return nil
 }
 
@@ -158,7 +167,7 @@ func (s *Shard) Purge(nowMs int64) int {
 	for len(s.expiries) > 0 && s.expiries[0].expiryMs <= nowMs {
 		e := heap.Pop(&s.expiries).(expiry)
 		if h, ok := s.leases[e.offset]; ok && h.nonce == e.nonce && h.expiryMs == e.expiryMs {
-			delete(s.leases, e.offset)
+			s.unlease(e.offset)
 			n++
 		}
 	}
@@ -171,6 +180,13 @@ func (s *Shard) check(offset int64, nonce uint64, nowMs int64) error {
 		return fmt.Errorf("offset %d: %w", offset, domain.ErrLeaseGone)
 	}
 	return nil
+}
+
+// unlease drops the lease on offset, making it free again: the Reserve
+// cursor moves back to it if it was above.
+func (s *Shard) unlease(offset int64) {
+	delete(s.leases, offset)
+	s.scan = min(s.scan, offset)
 }
 
 func (s *Shard) settledAhead() int { return len(s.ahead) + len(s.corrupt) }
