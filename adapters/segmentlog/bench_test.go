@@ -115,3 +115,37 @@ func BenchmarkSequentialRead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTailRead reads 100 records at a time from offsets inside frames
+// of 16 records (a produce batch spread over a few partitions) that were
+// written while a reader followed the tail, so every frame was cached as
+// written: the way queue consumers read right behind producers, from
+// reserved offsets that rarely start a frame.
+func BenchmarkTailRead(b *testing.B) {
+	const frames, frameRecords, perRead = frameCacheFramesMax, 16, 100
+	s := benchStore(b, b.TempDir(), CodecNone)
+	defer func() { _ = s.Close() }()
+	ref := domain.PartitionRef{Topic: "bench", Partition: 0}
+	ctx := context.Background()
+	for i := range frames {
+		first, err := s.CommitDurable(ctx, ref, benchBatch(i)[:frameRecords])
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Read(ctx, ref, first, 1, 0); err != nil { // the tail reader
+			b.Fatal(err)
+		}
+	}
+	total := int64(frames * frameRecords)
+	b.ReportAllocs()
+	b.SetBytes(perRead * benchPayloadBytes)
+	b.ResetTimer()
+	for i := range b.N {
+		from := int64(i*37+11) % (total - perRead)
+		recs, err := s.Read(ctx, ref, from, perRead, 0)
+		if err != nil || len(recs) != perRead {
+			b.Fatalf("read at %d: %d records, %v", from, len(recs), err)
+		}
+	}
+	b.ReportMetric(float64(b.N*perRead)/b.Elapsed().Seconds(), "records/s")
+}

@@ -3,35 +3,55 @@ package segmentlog
 import (
 	"container/list"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/narad/narad/adapters/vfs"
 )
 
-// frameCache is a log's LRU of decoded frames keyed by base offset: at most
-// frameCacheFramesMax frames and frameCacheBytesMax decoded bytes. Entries
-// are immutable and shared by every reader.
+// frameCache is a log's LRU of decoded frames: at most frameCacheFramesMax
+// frames and frameCacheBytesMax decoded bytes. A lookup finds the frame
+// holding an offset, not only one starting there, so a reader that starts
+// mid-frame (a consumer's next reserved offset) is served from memory
+// without walking headers on disk. Entries are immutable and shared by every
+// reader.
 type frameCache struct {
-	mu    sync.Mutex
-	order *list.List // front = most recent; values are *decodedFrame
-	byOff map[int64]*list.Element
-	bytes int
+	mu     sync.Mutex
+	order  *list.List // front = most recent; values are *decodedFrame
+	byOff  map[int64]*list.Element
+	sorted []*decodedFrame // by base offset, for the lookup by offset held
+	bytes  int
 }
 
 func newFrameCache() *frameCache {
 	return &frameCache{order: list.New(), byOff: map[int64]*list.Element{}}
 }
 
-// get returns the cached frame starting at off, if any.
+// get returns the cached frame holding off, if any.
 func (c *frameCache) get(off int64) *decodedFrame {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.byOff[off]
-	if !ok {
+	i := c.searchLocked(off+1) - 1 // the last frame starting at or below off
+	if i < 0 || off >= c.sorted[i].end() {
 		return nil
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*decodedFrame)
+	f := c.sorted[i]
+	c.order.MoveToFront(c.byOff[f.base])
+	return f
+}
+
+// searchLocked is the index of the first frame whose base is at least off.
+func (c *frameCache) searchLocked(off int64) int {
+	lo, hi := 0, len(c.sorted)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.sorted[m].base < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 func (c *frameCache) put(f *decodedFrame) {
@@ -45,10 +65,12 @@ func (c *frameCache) put(f *decodedFrame) {
 		return
 	}
 	c.byOff[f.base] = c.order.PushFront(f)
+	c.sorted = slices.Insert(c.sorted, c.searchLocked(f.base), f)
 	c.bytes += f.bytes
 	for c.order.Len() > frameCacheFramesMax || c.bytes > frameCacheBytesMax {
 		old := c.order.Remove(c.order.Back()).(*decodedFrame)
 		delete(c.byOff, old.base)
+		c.sorted = slices.Delete(c.sorted, c.searchLocked(old.base), c.searchLocked(old.base)+1)
 		c.bytes -= old.bytes
 	}
 }
@@ -59,6 +81,8 @@ func (c *frameCache) clear() {
 	defer c.mu.Unlock()
 	c.order.Init()
 	clear(c.byOff)
+	clear(c.sorted)
+	c.sorted = c.sorted[:0]
 	c.bytes = 0
 }
 
