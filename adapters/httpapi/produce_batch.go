@@ -62,6 +62,7 @@ type batchBody struct {
 	decoder  io.Reader
 	decoded  *cappedReader
 	close    func()
+	declared int64 // the declared length of an unencoded body, else 0
 }
 
 func (b *batchBody) Read(p []byte) (int, error) { return b.decoded.Read(p) }
@@ -88,7 +89,7 @@ func openBatchBody(r *http.Request) (*batchBody, error) {
 	b := &batchBody{raw: &cappedReader{r: r.Body, left: batchBodyMaxBytes}, encoding: enc}
 	switch enc {
 	case "", "identity":
-		b.decoder = b.raw
+		b.decoder, b.declared = b.raw, r.ContentLength
 	case "gzip":
 		zr, err := gzip.NewReader(b.raw)
 		if err != nil {
@@ -135,24 +136,32 @@ type wireMessage struct {
 	Partition       *int64          `json:"partition"`
 }
 
-// decodeBatch decodes {"messages":[...]} strictly, one element at a time
-// (refusing the 1,001st without reading further), then checks every
+// decodeBatch decodes {"messages":[...]} strictly, then checks every
 // message's format in order: the first failure is a *produce.MessageError.
-// Growth is bounded by the body: the decoder holds one element at a time
-// and each message keeps only its own bytes (story F49).
+// The plain shape clients send is scanned in one pass over the buffered
+// body (batchScanner); anything else, and every refusal, is decided by
+// encoding/json one element at a time (refusing the 1,001st without reading
+// further). Growth is bounded by the body: the scanner buffers it once and
+// stops early on what it does not know, the decoder holds one element at a
+// time and each message keeps only its own bytes (story F49).
 func decodeBatch(body *batchBody) ([]produce.Message, error) {
-	wire, err := decodeWire(json.NewDecoder(body))
-	if err != nil {
-		if rerr := body.readError(err); rerr != nil {
-			return nil, rerr
+	sc := newBatchScanner(body, body.declared)
+	wire, ok := sc.scan()
+	if !ok {
+		var err error
+		if wire, err = decodeWire(json.NewDecoder(sc.replay())); err != nil {
+			if rerr := body.readError(err); rerr != nil {
+				return nil, rerr
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	if len(wire) == 0 {
 		return nil, clientErr(http.StatusBadRequest, "messages required")
 	}
 	msgs := make([]produce.Message, len(wire))
 	for i, w := range wire {
+		var err error
 		if msgs[i], err = w.message(); err != nil {
 			return nil, &produce.MessageError{Index: i, Err: err}
 		}
