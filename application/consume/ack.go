@@ -63,9 +63,21 @@ func (s *Service) AckBatch(ctx context.Context, topic string, hs []domain.Receip
 	if err != nil {
 		return nil, err
 	}
+	type found struct {
+		sh  *shard
+		err error
+	}
+	shards := make(map[int32]found, 8) // each partition's shard, found once per request
 	out := make([]error, len(hs))
 	for i, h := range hs {
-		out[i] = s.settle(ctx, t, h, op)
+		f, ok := shards[h.Partition]
+		if !ok {
+			f.sh, f.err = s.leaseShard(t, h.Partition)
+			shards[h.Partition] = f
+		}
+		if out[i] = f.err; f.err == nil {
+			out[i] = s.settleOn(f.sh, t, h, op)
+		}
 	}
 	return out, nil
 }
@@ -75,6 +87,12 @@ func (s *Service) settle(_ context.Context, t meta.Topic, h domain.ReceiptHandle
 	if err != nil {
 		return err
 	}
+	return s.settleOn(sh, t, h, op)
+}
+
+// settleOn applies op to h's lease on sh, the shard of h's partition.
+func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op Op) error {
+	var err error
 	sh.mu.Lock()
 	if sh.gone {
 		sh.mu.Unlock()
@@ -111,9 +129,9 @@ func (s *Service) settle(_ context.Context, t meta.Topic, h domain.ReceiptHandle
 // partition the topic does not have, or one no node served here, holds
 // none (410); another node's partition is not ours to settle.
 func (s *Service) leaseShard(t meta.Topic, p int32) (*shard, error) {
-	gone := fmt.Errorf("consume: %s/%d: %w", t.Name, p, domain.ErrLeaseGone)
+	gone := func() error { return fmt.Errorf("consume: %s/%d: %w", t.Name, p, domain.ErrLeaseGone) }
 	if p < 0 || p >= t.Partitions {
-		return nil, gone
+		return nil, gone()
 	}
 	where, err := s.placementOf(t, p)
 	switch {
@@ -122,11 +140,11 @@ func (s *Service) leaseShard(t meta.Topic, p int32) (*shard, error) {
 	case where == remote:
 		return nil, fmt.Errorf("consume: %s/%d: %w", t.Name, p, domain.ErrNotOwner)
 	case where == unassigned:
-		return nil, gone
+		return nil, gone()
 	}
 	sh := s.existing(refOf(t, p))
 	if sh == nil {
-		return nil, gone
+		return nil, gone()
 	}
 	return sh, nil
 }

@@ -48,3 +48,43 @@ func BenchmarkReserveAck(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reserve+ack/s")
 	e.shutdown()
 }
+
+// BenchmarkConsumeBatch consumes 100 records per call over 6 partitions
+// (ModeBatch) and acks each batch with one AckBatch, the way narad bench
+// --consume-batch 100 drives the service, on the fakes.
+func BenchmarkConsumeBatch(b *testing.B) {
+	const perCall, partitions = 100, 6
+	e := newEnv(b, consume.Options{})
+	tp := e.createTopic("bench", partitions, nil, nil)
+	batch := make([]string, 1000)
+	for i := range batch {
+		batch[i] = `{"n":1}`
+	}
+	perPartition := (b.N*perCall/partitions + 1000) / 1000
+	for p := range int32(partitions) {
+		for range perPartition {
+			e.produce(tp, p, batch...)
+		}
+	}
+	ctx := context.Background()
+	req := consume.Request{Topic: "bench", Mode: consume.ModeBatch, Max: perCall, Identity: "bench"}
+	handles := make([]domain.ReceiptHandle, 0, perCall)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ds, err := e.svc.Consume(ctx, req)
+		if err != nil || len(ds) == 0 {
+			b.Fatal(len(ds), err)
+		}
+		handles = handles[:0]
+		for _, d := range ds {
+			handles = append(handles, *d.Handle)
+		}
+		if _, err := e.svc.AckBatch(ctx, "bench", handles, consume.OpAck); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*perCall)/b.Elapsed().Seconds(), "msgs/s")
+	e.shutdown()
+}

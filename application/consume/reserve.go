@@ -33,8 +33,9 @@ func (s *Service) pass(ctx context.Context, t meta.Topic, sc scope, max, budget 
 	var firstErr error
 	bytes := 0
 	for _, p := range parts {
+		var ahead readAhead
 		for len(out) < max && bytes < budget {
-			d, ok, err := s.reserveOne(ctx, t, p)
+			d, ok, err := s.reserveOne(ctx, t, p, &ahead, max-len(out), budget-bytes)
 			if err != nil {
 				if sc.pinned || ctx.Err() != nil {
 					s.release(out, "")
@@ -81,12 +82,32 @@ func (s *Service) partitionsOf(t meta.Topic, sc scope) ([]int32, error) {
 	return append(parts[start:], parts[:start]...), nil
 }
 
+// readAhead keeps the records a pass read past its last reservation on one
+// partition, so the next reservations there (usually the following offsets)
+// are served without another read. Committed records below the high
+// watermark never change, and each is still handed out only under its own
+// fresh lease.
+type readAhead struct {
+	base int64
+	recs []domain.Record
+}
+
+// at is the record at off, if it was read ahead.
+func (r *readAhead) at(off int64) (domain.Record, bool) {
+	if off < r.base || off-r.base >= int64(len(r.recs)) {
+		return domain.Record{}, false
+	}
+	return r.recs[off-r.base], true
+}
+
 // reserveOne leases the next deliverable offset of partition p and reads
-// its record: reserve before read. An unreadable record is skipped with the
-// reservation's own nonce; a reservation retention outran is dropped and
-// the search goes on above the new frontier; a closing log gives the
-// reservation back and fails the attempt (internals.md §5.2).
-func (s *Service) reserveOne(ctx context.Context, t meta.Topic, p int32) (domain.Delivery, bool, error) {
+// its record: reserve before read, reading up to want records (and about
+// wantBytes of keys and payloads) from there into ahead for the
+// reservations that follow. An unreadable record is
+// skipped with the reservation's own nonce; a reservation retention outran
+// is dropped and the search goes on above the new frontier; a closing log
+// gives the reservation back and fails the attempt (internals.md §5.2).
+func (s *Service) reserveOne(ctx context.Context, t meta.Topic, p int32, ahead *readAhead, want, wantBytes int) (domain.Delivery, bool, error) {
 	ref := refOf(t, p)
 	sh, err := s.shard(ref, capsOf(t))
 	if err != nil {
@@ -101,14 +122,20 @@ func (s *Service) reserveOne(ctx context.Context, t meta.Topic, p int32) (domain
 		if !ok {
 			return domain.Delivery{}, false, nil
 		}
-		recs, err := s.logs.Read(ctx, ref, l.Offset, 1, 0)
-		if err == nil && len(recs) > 0 {
-			h := domain.ReceiptHandle{Partition: p, Offset: l.Offset, Nonce: l.Nonce}
-			return domain.Delivery{Topic: t.Name, Partition: p, Record: recs[0], Handle: &h}, true, nil
+		rec, ok := ahead.at(l.Offset)
+		if !ok {
+			recs, err := s.logs.Read(ctx, ref, l.Offset, want, max(wantBytes, 1))
+			if err != nil || len(recs) == 0 {
+				if done, err := s.readFailed(ctx, sh, l, err); done {
+					return domain.Delivery{}, false, err
+				}
+				continue
+			}
+			*ahead = readAhead{base: l.Offset, recs: recs}
+			rec = recs[0]
 		}
-		if done, err := s.readFailed(ctx, sh, l, err); done {
-			return domain.Delivery{}, false, err
-		}
+		h := domain.ReceiptHandle{Partition: p, Offset: l.Offset, Nonce: l.Nonce}
+		return domain.Delivery{Topic: t.Name, Partition: p, Record: rec, Handle: &h}, true, nil
 	}
 	return domain.Delivery{}, false, nil
 }
