@@ -26,7 +26,7 @@ var consumeModule = fx.Module("consume",
 			return httpapi.ConsumeRoutes(svc, log, cfg.HTTP.MaxConsumeWait.D(), nil)
 		}),
 	),
-	fx.Invoke(runConsume),
+	fx.Invoke(runConsume, registerPartitionGauges),
 )
 
 func newOffsetStore(lc fx.Lifecycle, cfg config.Config) (ports.OffsetStore, error) {

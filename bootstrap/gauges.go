@@ -6,6 +6,7 @@ import (
 	"github.com/narad/narad/adapters/segmentlog"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/adapters/wal"
+	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/ports"
 )
 
@@ -58,4 +59,22 @@ func ownedPartitions(store ports.MetadataStore, self string) int {
 		}
 	}
 	return n
+}
+
+// registerPartitionGauges exports each local partition's leases, acked-ahead
+// set and lag (high watermark minus the committed frontier) at scrape time.
+func registerPartitionGauges(m *telemetry.Metrics, svc *consume.Service, logs ports.PartitionLogs) {
+	m.PartitionGauges(func() []telemetry.PartitionSample {
+		stats := svc.Stats()
+		out := make([]telemetry.PartitionSample, 0, len(stats))
+		for _, s := range stats {
+			lag := int64(-1)
+			if b, err := logs.Bounds(s.Ref); err == nil {
+				lag = max(b.HighWatermark-(s.Committed+1), 0)
+			}
+			out = append(out, telemetry.PartitionSample{Topic: s.Ref.Topic, Partition: s.Ref.Partition,
+				InFlight: s.InFlight, AckedAhead: s.AckedAhead, Lag: lag})
+		}
+		return out
+	})
 }

@@ -42,3 +42,26 @@ narad_errors_total{component="http",kind="5xx"} 1
 		t.Fatalf("http requests %v", n)
 	}
 }
+
+// ensure that per-partition gauges follow the samples read at scrape time.
+func TestPartitionGauges(t *testing.T) {
+	m := NewMetrics()
+	samples := []PartitionSample{{Topic: "orders", Partition: 1, InFlight: 3, AckedAhead: 2, Lag: 7}, {Topic: "x", Partition: 0, Lag: -1}}
+	m.PartitionGauges(func() []PartitionSample { return samples })
+	want := `
+# HELP narad_consumer_lag_messages High watermark minus the committed frontier.
+# TYPE narad_consumer_lag_messages gauge
+narad_consumer_lag_messages{partition="1",topic="orders"} 7
+# HELP narad_inflight_size Current leases per partition.
+# TYPE narad_inflight_size gauge
+narad_inflight_size{partition="0",topic="x"} 0
+narad_inflight_size{partition="1",topic="orders"} 3
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_consumer_lag_messages", "narad_inflight_size"); err != nil {
+		t.Fatal(err)
+	}
+	samples = nil
+	if n, err := testutil.GatherAndCount(m.Registry, "narad_inflight_size"); err != nil || n != 0 {
+		t.Fatalf("a gone partition is still exported: %d %v", n, err)
+	}
+}
