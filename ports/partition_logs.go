@@ -14,6 +14,22 @@ type LogBounds struct {
 	HighWatermark int64
 }
 
+// LogStats describes a partition log's storage (api.md §2.4's partition
+// statistics). NextOffset is the offset the next append receives: it may
+// lead HighWatermark while appended or hidden-tail records await a commit.
+// OldestSegmentAt is the last write of the oldest segment (its file's
+// modification time once closed): retention deletes that segment when this
+// is older than the retention window. It is zero when unknown or when the
+// oldest segment holds nothing.
+type LogStats struct {
+	Segments        int   // segment files on disk
+	SizeBytes       int64 // bytes of the segment files
+	OldestOffset    int64
+	NextOffset      int64
+	HighWatermark   int64
+	OldestSegmentAt time.Time
+}
+
 // PartitionWriter commits records to partition logs. One writer per
 // partition: the adapter serialises commits on the same partition.
 type PartitionWriter interface {
@@ -46,6 +62,13 @@ type PartitionReader interface {
 type PartitionLogs interface {
 	PartitionWriter
 	PartitionReader
+	// LogStats is a peek: it never stamps use, and it answers a closed log
+	// from its directory and hwm file without opening it, so a describe
+	// keeps no log open. A partition never opened reports the zero
+	// LogStats, as does a ref whose directory belongs to another incarnation.
+	// Errors: domain.ErrLogClosed (a retired incarnation),
+	// domain.ErrClosed, domain.ErrInvalidRecord (bad ref), or an I/O error.
+	LogStats(ref domain.PartitionRef) (LogStats, error)
 	// SetRetention bounds the age of the topic's records; 0 keeps them forever.
 	SetRetention(topic string, id domain.TopicID, retention time.Duration)
 	// Remove deletes the partition's data. Destructive: callers confirm with

@@ -270,6 +270,33 @@ func (f *PartitionLogs) Bounds(ref domain.PartitionRef) (ports.LogBounds, error)
 	return ports.LogBounds{Oldest: p.oldest, HighWatermark: p.hwm()}, nil
 }
 
+// LogStats peeks at the partition like the real store's: one segment once
+// the partition was written or read, SizeBytes the retained keys and
+// payloads, OldestSegmentAt the fake clock at the last commit (zero while
+// nothing is retained). A ref naming another incarnation reports zeros.
+func (f *PartitionLogs) LogStats(ref domain.PartitionRef) (ports.LogStats, error) {
+	if err := validRef(ref); err != nil {
+		return ports.LogStats{}, err
+	}
+	f.data.mu.Lock()
+	defer f.data.mu.Unlock()
+	p, err := f.partLocked(ref, false)
+	if err != nil {
+		return ports.LogStats{}, err
+	}
+	st := ports.LogStats{OldestOffset: p.oldest, NextOffset: p.hwm(), HighWatermark: p.hwm()}
+	if t := f.data.topics[ref.Topic]; t.parts[ref.Partition] == p {
+		st.Segments = 1
+	}
+	for _, r := range p.recs {
+		st.SizeBytes += int64(len(r.rec.Key) + len(r.rec.Payload))
+	}
+	if n := len(p.recs); n > 0 {
+		st.OldestSegmentAt = p.recs[n-1].at
+	}
+	return st, nil
+}
+
 // Changed returns a channel closed at the partition's next commit, Remove
 // or Close.
 func (f *PartitionLogs) Changed(ref domain.PartitionRef) (<-chan struct{}, error) {

@@ -13,35 +13,43 @@ import (
 	"github.com/narad/narad/domain"
 )
 
-// Body reading (internals.md §10.4): a body is never allocated at its
-// declared length.
-const (
-	// bodyExactMaxBytes: a body declared this small is read into a buffer of
-	// exactly its length; larger or undeclared bodies start here.
-	bodyExactMaxBytes = 64 << 10
-	// bodyGrowFactor: a buffer that fills grows this many times over.
-	bodyGrowFactor = 4
-	// batchBodyMaxBytes caps a batch produce body, as sent and decoded.
-	batchBodyMaxBytes = 16 << 20
-)
-
 // msgBodyTooLarge is the 413 message of the produce routes.
 const msgBodyTooLarge = "request body too large"
 
 // produceHandlers serve the produce routes over the produce use case.
 type produceHandlers struct {
-	svc *produce.Service
-	log *zap.Logger
+	svc       *produce.Service
+	log       *zap.Logger
+	admission *produceAdmission // nil: no per-identity cap
+	budget    *bodyBudget       // nil: no batch-body budget
+	identity  func(*gin.Context) string
+	rejected  func()
 }
 
 // ProduceRoutes are POST /v1/topics/:topic/produce (api.md §2.13) and
-// POST /v1/topics/:topic/produce/batch (§2.13.1). It panics on nil
-// dependencies.
+// POST /v1/topics/:topic/produce/batch (§2.13.1), with no per-identity cap
+// and no batch-body budget. It panics on nil dependencies.
 func ProduceRoutes(svc *produce.Service, log *zap.Logger) []Route {
+	return ProduceRoutesWith(svc, log, ProduceLimits{})
+}
+
+// ProduceRoutesWith is ProduceRoutes under the node's produce limits
+// (api.md §0.8): each call holds its own counters, so call it once per node.
+func ProduceRoutesWith(svc *produce.Service, log *zap.Logger, limits ProduceLimits) []Route {
 	if svc == nil || log == nil {
 		panic("httpapi: nil produce service or logger")
 	}
-	h := &produceHandlers{svc: svc, log: log}
+	h := &produceHandlers{
+		svc: svc, log: log, identity: limits.Identity, rejected: limits.BudgetRejected,
+		admission: newProduceAdmission(limits.MaxInFlightPerIdentity),
+		budget:    newBodyBudget(limits.MaxBatchBodyBytesInFlight),
+	}
+	if h.identity == nil {
+		h.identity = func(c *gin.Context) string { return c.RemoteIP() }
+	}
+	if h.rejected == nil {
+		h.rejected = func() {}
+	}
 	return []Route{
 		{Method: http.MethodPost, Path: "/v1/topics/:topic/produce", Handle: h.single},
 		{Method: http.MethodPost, Path: "/v1/topics/:topic/produce/batch", Handle: h.batch},
@@ -49,13 +57,19 @@ func ProduceRoutes(svc *produce.Service, log *zap.Logger) []Route {
 }
 
 // single stores the raw body as one message and answers 202 with an empty
-// body once it is durable.
+// body once it is durable. It counts as one produce in flight throughout.
 func (h *produceHandlers) single(c *gin.Context) {
 	q, err := parseProduceQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		respondError(c, h.log, err)
 		return
 	}
+	ticket, err := h.admission.admit(h.identity(c))
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	defer ticket.release()
 	body, err := readBody(c.Request.Body, c.Request.ContentLength, produce.MessageMaxBytes)
 	if err != nil {
 		respondError(c, h.log, err)
@@ -73,28 +87,46 @@ func (h *produceHandlers) single(c *gin.Context) {
 }
 
 // batch decodes {"messages":[...]} as a stream and accepts it all or
-// nothing, answering 202 {"accepted":N}.
+// nothing, answering 202 {"accepted":N}. It counts as one produce in flight
+// while its body is read, then as its message count (clamped to the cap);
+// a body over 1 MiB holds its share of the node's budget until answered.
 func (h *produceHandlers) batch(c *gin.Context) {
 	if err := refuseBatchQuery(c.Request.URL.RawQuery); err != nil {
 		respondError(c, h.log, err)
 		return
 	}
+	ticket, err := h.admission.admit(h.identity(c))
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	defer ticket.release()
 	body, err := openBatchBody(c.Request)
 	if err != nil {
 		respondError(c, h.log, err)
 		return
 	}
 	defer body.Close()
-	msgs, err := decodeBatch(body)
+	msgs, err := h.decodeBatch(body)
+	if err == nil {
+		err = ticket.resize(len(msgs))
+	}
+	if err == nil {
+		err = h.svc.AcceptBatch(c.Request.Context(), c.Param("topic"), msgs)
+	}
 	if err != nil {
 		h.batchError(c, err)
 		return
 	}
-	if err := h.svc.AcceptBatch(c.Request.Context(), c.Param("topic"), msgs); err != nil {
-		h.batchError(c, err)
-		return
-	}
 	respondJSON(c, http.StatusAccepted, batchAccepted{Accepted: len(msgs)})
+}
+
+// decodeBatch decodes body while it holds the node's batch-body budget.
+func (h *produceHandlers) decodeBatch(body *batchBody) ([]produce.Message, error) {
+	if err := body.holdBudget(h.budget); err != nil {
+		return nil, err
+	}
+	return decodeBatch(body)
 }
 
 type batchAccepted struct {
@@ -105,6 +137,12 @@ type batchAccepted struct {
 // single produce of it would get and "message <i>: " before its text (a
 // payload over the cap: 413 "message <i>: message too large").
 func (h *produceHandlers) batchError(c *gin.Context, err error) {
+	if errors.Is(err, errBatchBudgetFull) {
+		h.rejected()
+		c.Header("Retry-After", batchBodyBudgetRetryAfterSeconds)
+		writeError(c, errBatchBudgetFull.status, errBatchBudgetFull.msg)
+		return
+	}
 	var me *produce.MessageError
 	if !errors.As(err, &me) {
 		respondError(c, h.log, err)

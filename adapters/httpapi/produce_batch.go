@@ -17,9 +17,6 @@ import (
 	"github.com/narad/narad/domain"
 )
 
-// zstdWindowMaxBytes bounds the window a zstd body may ask the decoder for.
-const zstdWindowMaxBytes = 8 << 20
-
 // msg415Encoding is the batch route's 415 for an unknown Content-Encoding.
 const msg415Encoding = "unsupported Content-Encoding: want zstd, gzip or none"
 
@@ -55,22 +52,47 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 }
 
 // batchBody is a batch produce body: the raw stream capped as sent, the
-// decompressor if any, and the decoded stream capped again.
+// decompressor if any, the decoded stream capped again, and, when the node
+// caps batch bodies in flight, the decoded stream's hold on that budget.
 type batchBody struct {
 	raw      *cappedReader
 	encoding string
 	decoder  io.Reader
 	decoded  *cappedReader
+	budget   *budgetReader // nil: no budget
 	close    func()
 	declared int64 // the declared length of an unencoded body, else 0
 }
 
-func (b *batchBody) Read(p []byte) (int, error) { return b.decoded.Read(p) }
+func (b *batchBody) Read(p []byte) (int, error) {
+	if b.budget != nil {
+		return b.budget.Read(p)
+	}
+	return b.decoded.Read(p)
+}
 
-// Close releases the decompressor.
+// holdBudget makes the body claim budget as it is read (nil: no cap). A
+// body declared over the free part claims its first share now and may be
+// refused with errBatchBudgetFull before any byte is read.
+func (b *batchBody) holdBudget(budget *bodyBudget) error {
+	if budget == nil {
+		return nil
+	}
+	br, err := newBudgetReader(b.decoded, budget, b.declared)
+	if err != nil {
+		return err
+	}
+	b.budget = br
+	return nil
+}
+
+// Close releases the decompressor and the body's budget.
 func (b *batchBody) Close() {
 	if b.close != nil {
 		b.close()
+	}
+	if b.budget != nil {
+		b.budget.release()
 	}
 }
 
@@ -110,11 +132,13 @@ func openBatchBody(r *http.Request) (*batchBody, error) {
 	return b, nil
 }
 
-// readError says why reading the body failed: over a cap (413), the
-// transport (400), the decompressor (400), or nil when the body read fine
-// and the fault is the JSON's.
+// readError says why reading the body failed: the budget full (503), over
+// a cap (413), the transport (400), the decompressor (400), or nil when the
+// body read fine and the fault is the JSON's.
 func (b *batchBody) readError(err error) error {
 	switch {
+	case b.budget != nil && b.budget.refused:
+		return errBatchBudgetFull
 	case b.raw.over || (b.decoded != nil && b.decoded.over):
 		return clientErr(http.StatusRequestEntityTooLarge, msgBodyTooLarge)
 	case b.raw.err != nil:

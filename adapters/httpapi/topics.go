@@ -288,17 +288,19 @@ type topicDescribeJSON struct {
 	Partial        bool                 `json:"partial,omitempty"`
 }
 
-// partitionStatsJSON is one partition statistics object (api.md §2.4).
+// partitionStatsJSON is one partition statistics object (api.md §2.4);
+// oldest_segment_at (Unix seconds) is omitted when unknown.
 type partitionStatsJSON struct {
-	Index         int32  `json:"index"`
-	Segments      int    `json:"segments"`
-	OldestOffset  int64  `json:"oldest_offset"`
-	NextOffset    int64  `json:"next_offset"`
-	HighWatermark int64  `json:"high_watermark"`
-	SizeBytes     int64  `json:"size_bytes"`
-	OwnerNode     string `json:"owner_node,omitempty"`
-	Status        string `json:"status"`
-	OwnerLiveness string `json:"owner_liveness,omitempty"`
+	Index           int32  `json:"index"`
+	Segments        int    `json:"segments"`
+	OldestOffset    int64  `json:"oldest_offset"`
+	NextOffset      int64  `json:"next_offset"`
+	HighWatermark   int64  `json:"high_watermark"`
+	SizeBytes       int64  `json:"size_bytes"`
+	OldestSegmentAt int64  `json:"oldest_segment_at,omitempty"`
+	OwnerNode       string `json:"owner_node,omitempty"`
+	Status          string `json:"status"`
+	OwnerLiveness   string `json:"owner_liveness,omitempty"`
 }
 
 type topicListJSON struct {
@@ -335,8 +337,8 @@ func describeView(d topics.Description) topicDescribeJSON {
 	for _, s := range d.Stats {
 		out.PartitionStats = append(out.PartitionStats, partitionStatsJSON{
 			Index: s.Index, Segments: s.Segments, OldestOffset: s.OldestOffset, NextOffset: s.NextOffset,
-			HighWatermark: s.HighWatermark, SizeBytes: s.SizeBytes, OwnerNode: s.OwnerNode,
-			Status: s.Status, OwnerLiveness: s.OwnerLiveness,
+			HighWatermark: s.HighWatermark, SizeBytes: s.SizeBytes, OldestSegmentAt: s.OldestSegmentAt,
+			OwnerNode: s.OwnerNode, Status: s.Status, OwnerLiveness: s.OwnerLiveness,
 		})
 	}
 	return out

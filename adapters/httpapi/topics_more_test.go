@@ -94,12 +94,18 @@ func TestTopicDescribeHTTP(t *testing.T) {
 				t.Errorf("entry %d lacks %s", i, k)
 			}
 		}
-		next := 0.0
+		next, segments, size := 0.0, 0.0, 0.0
 		if i == 2 {
-			next = 3
+			next, segments, size = 3, 1, 3 // the fake: one segment, 3 one-byte payloads
 		}
-		if e["index"] != float64(i) || e["status"] != "ok" || e["owner_node"] != "n1" || e["next_offset"] != next {
+		if e["index"] != float64(i) || e["status"] != "ok" || e["owner_node"] != "n1" || e["next_offset"] != next ||
+			e["high_watermark"] != next || e["segments"] != segments || e["size_bytes"] != size {
 			t.Errorf("entry %d: %v", i, e)
+		}
+		// oldest_segment_at: Unix seconds of the fake log's clock; omitted
+		// when unknown (api.md §2.4).
+		if at, ok := e["oldest_segment_at"]; (i == 2) != ok || (ok && at != float64(r.logs.Now().Unix())) {
+			t.Errorf("entry %d oldest_segment_at: %v", i, e)
 		}
 	}
 	one := decodeMap(t, r.do(t, "GET", "/v1/topics/details?partition=1", ""))

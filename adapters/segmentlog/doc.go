@@ -135,6 +135,9 @@
 // retention. A panicking sweep is logged, counted and skipped. The eviction
 // scan closes logs unused for Options.IdleEviction (only CommitDurable,
 // Append, Sync and Read stamp use) unless retention owes them a sweep.
+// Bounds and LogStats are peeks: LogStats answers a closed log from its
+// directory listing, segment stat and hwm file (or, with no boundary there,
+// a read-only scan of the active segment) and never opens it.
 //
 // # Crash Safety
 //

@@ -19,16 +19,19 @@ type Description struct {
 
 // PartitionStats is one partition's entry. A placeholder (Status
 // StatusOwnerUnavailable) carries zero numbers that clients must skip.
+// OldestSegmentAt is the last write of the oldest segment in Unix seconds,
+// 0 when unknown (a placeholder, a partition holding nothing).
 type PartitionStats struct {
-	Index         int32
-	Segments      int
-	OldestOffset  int64
-	NextOffset    int64
-	HighWatermark int64
-	SizeBytes     int64
-	OwnerNode     string
-	Status        string
-	OwnerLiveness string
+	Index           int32
+	Segments        int
+	OldestOffset    int64
+	NextOffset      int64
+	HighWatermark   int64
+	SizeBytes       int64
+	OldestSegmentAt int64
+	OwnerNode       string
+	Status          string
+	OwnerLiveness   string
 }
 
 // DescribeRequest names the topic and optionally one partition.
@@ -39,8 +42,9 @@ type DescribeRequest struct {
 }
 
 // Describe returns the topic, its current schema and per-partition
-// statistics. Partitions this node owns report their log bounds; any other
-// partition is a placeholder until node-to-node stats exist.
+// statistics. Partitions this node owns report their log statistics (a
+// peek: it keeps no log open); any other partition is a placeholder until
+// node-to-node stats exist.
 func (s *Service) Describe(_ context.Context, req DescribeRequest) (Description, error) {
 	t, err := s.readTopic(req.Name)
 	if err != nil {
@@ -111,16 +115,20 @@ func (s *Service) oneStats(t meta.Topic, p int32, owner string, members []meta.M
 	if owner != s.self {
 		return placeholder(p, owner, remoteLiveness(owner, members))
 	}
-	b, err := s.logs.Bounds(domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: p})
+	ls, err := s.logs.LogStats(domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: p})
 	if err != nil {
 		// The local log cannot answer now (closing, stale): a placeholder,
 		// never zeros dressed as "ok".
 		return placeholder(p, owner, LivenessUnreachable)
 	}
-	return PartitionStats{
-		Index: p, OldestOffset: b.Oldest, NextOffset: b.HighWatermark, HighWatermark: b.HighWatermark,
-		OwnerNode: owner, Status: StatusOK,
+	st := PartitionStats{
+		Index: p, Segments: ls.Segments, OldestOffset: ls.OldestOffset, NextOffset: ls.NextOffset,
+		HighWatermark: ls.HighWatermark, SizeBytes: ls.SizeBytes, OwnerNode: owner, Status: StatusOK,
 	}
+	if !ls.OldestSegmentAt.IsZero() {
+		st.OldestSegmentAt = ls.OldestSegmentAt.Unix()
+	}
+	return st
 }
 
 func placeholder(p int32, owner, liveness string) PartitionStats {

@@ -3,15 +3,17 @@ package topics_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 )
 
-// Ensure that a fully local topic describes every partition with real
-// bounds, status ok and this node as owner, and no partial flag
-// (conformance 47, 48).
+// Ensure that a fully local topic describes every partition with its real
+// log statistics (segments, bytes, offsets, oldest segment time), status ok
+// and this node as owner, and no partial flag (conformance 47, 48; api.md
+// §2.4 partition statistics).
 func TestDescribeLocalPartitions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -22,13 +24,32 @@ func TestDescribeLocalPartitions(t *testing.T) {
 		t.Fatalf("describe: %+v", d)
 	}
 	for i, st := range d.Stats {
-		want := int64(0)
-		if i == 1 {
-			want = 3
+		want := topics.PartitionStats{Index: int32(i), OwnerNode: self, Status: topics.StatusOK}
+		if i == 1 { // the fake: one segment holding 3 one-byte payloads, written at its clock
+			want.Segments, want.NextOffset, want.HighWatermark, want.SizeBytes = 1, 3, 3, 3
+			want.OldestSegmentAt = f.logs.Now().Unix()
 		}
-		if st.Index != int32(i) || st.Status != topics.StatusOK || st.OwnerNode != self || st.NextOffset != want || st.HighWatermark != want || st.OwnerLiveness != "" {
-			t.Fatalf("partition %d: %v", i, st)
+		if st != want {
+			t.Fatalf("partition %d: %+v, want %+v", i, st, want)
 		}
+	}
+}
+
+// Ensure that describe passes the log's own statistics through: after
+// retention the oldest offset, the bytes and the oldest segment time are
+// those of what is retained (api.md §2.4).
+func TestDescribeReportsRetainedRange(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tp := f.create(t, topics.CreateRequest{Name: "aged", RetentionMs: ptr(int64(3_600_000))})
+	f.logs.SetRetention(tp.Name, domain.TopicID(tp.ID), time.Hour)
+	f.commit(t, tp, 0, 4)
+	f.logs.Advance(2 * time.Hour)
+	f.commit(t, tp, 0, 1)
+	st := f.describe(t, "aged").Stats[0]
+	if st.Status != topics.StatusOK || st.OldestOffset != 4 || st.HighWatermark != 5 || st.NextOffset != 5 ||
+		st.SizeBytes != 1 || st.OldestSegmentAt != f.logs.Now().Unix() {
+		t.Fatalf("partition 0 after retention: %+v", st)
 	}
 }
 

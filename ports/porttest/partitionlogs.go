@@ -50,6 +50,7 @@ func PartitionLogs(t *testing.T, open func(t *testing.T) ports.PartitionLogs, fe
 		{"concurrent_commits_and_readers", plConcurrent},
 		{"invalid_input_is_refused", plInvalid},
 		{"closed_logs_refuse", plClosed},
+		{"log_stats_peek", plLogStats},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,6 +64,12 @@ func PartitionLogs(t *testing.T, open func(t *testing.T) ports.PartitionLogs, fe
 		t.Run("reopen_keeps_everything", func(t *testing.T) {
 			t.Parallel()
 			plReopen(t, open(t), feat.Reopen)
+		})
+	}
+	if feat.Reopen != nil {
+		t.Run("log_stats_survive_reopen", func(t *testing.T) {
+			t.Parallel()
+			plLogStatsReopen(t, open(t), feat.Reopen)
 		})
 	}
 	if feat.AgeOut != nil {
