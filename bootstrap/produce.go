@@ -10,9 +10,11 @@ import (
 
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
@@ -23,10 +25,20 @@ var produceModule = fx.Module("produce",
 	fx.Provide(
 		newProduceService,
 		newCommitter,
-		asRoutes(httpapi.ProduceRoutes),
+		asRoutes(produceRoutes),
 	),
 	fx.Invoke(runDispatcher),
 )
+
+// produceRoutes builds the produce routes once per node with the
+// configured limits (their counters live in the returned handlers).
+func produceRoutes(cfg config.Config, svc *produce.Service, m *telemetry.Metrics, log *zap.Logger) []httpapi.Route {
+	return httpapi.ProduceRoutesWith(svc, log, httpapi.ProduceLimits{
+		MaxInFlightPerIdentity:    cfg.HTTP.MaxProduceInFlightPerIdentity,
+		MaxBatchBodyBytesInFlight: cfg.HTTP.MaxBatchBodyBytesInFlight,
+		BudgetRejected:            m.BatchBodyBudgetRejected,
+	})
+}
 
 func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics) *produce.Service {
 	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m})

@@ -25,6 +25,7 @@ type Metrics struct {
 	httpDuration              *prometheus.HistogramVec
 	httpBytesIn, httpBytesOut *prometheus.CounterVec
 	httpInFlight              prometheus.Gauge
+	batchBudgetRejections     prometheus.Counter
 	// BootSeconds is the start-up time to the listener.
 	BootSeconds prometheus.Gauge
 }
@@ -62,6 +63,8 @@ func NewMetrics() *Metrics {
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "narad_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.DefBuckets}, []string{"route", "method", "status"})
 	r.MustRegister(m.consumeWait, m.httpDuration)
 	m.httpInFlight = gauge("narad_http_requests_in_flight", "Concurrent requests.")
+	m.batchBudgetRejections = prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_http_batch_body_budget_rejections_total", Help: "Batch bodies over 1 MiB answered 503 because the node's budget was full."})
+	r.MustRegister(m.batchBudgetRejections)
 	m.BootSeconds = gauge("narad_boot_duration_seconds", "Start-up time to listener.")
 	return m
 }
@@ -140,3 +143,6 @@ func (m *Metrics) GaugeFunc(name, help string, fn func() float64) {
 func (m *Metrics) CounterFunc(name, help string, fn func() float64) {
 	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, fn))
 }
+
+// BatchBodyBudgetRejected counts one batch body refused for the budget.
+func (m *Metrics) BatchBodyBudgetRejected() { m.batchBudgetRejections.Inc() }
