@@ -1,0 +1,101 @@
+package quicpeer
+
+import "time"
+
+// Wire format (internals.md §10.1, §10.2). Part of the wire format and must
+// never change: every node of a cluster, old and new, depends on each value.
+const (
+	// frameMagic opens every frame: "NRS1".
+	frameMagic uint32 = 0x4E525331
+	// frameVersion is the only frame version this transport speaks.
+	frameVersion byte = 1
+	// frameHeaderBytes is magic u32 | version u8 | type u8 | reserved u16 |
+	// request id u64 | payload length u32.
+	frameHeaderBytes = 20
+	// framePayloadMaxBytes caps a payload both ways; a declared length above
+	// it is refused before any byte of the payload is read or allocated.
+	framePayloadMaxBytes = 16 << 20
+	// proofFrameMaxBytes caps the whole first frame of a stream, read before
+	// the peer is authenticated (no 16 MiB buffer for strangers).
+	proofFrameMaxBytes = 64
+	// proofBytes is the length of an HMAC-SHA256 proof.
+	proofBytes = 32
+	// ekmBytes is the keying material exported from the TLS 1.3 session.
+	ekmBytes = 32
+	// ekmLabel is the RFC 8446 exporter label of the cluster proof.
+	ekmLabel = "narad-cluster-auth-v1"
+	// roleClient and roleServer prefix the exporter output in the proofs,
+	// so one side's proof is never valid as the other's.
+	roleClient = "client"
+	roleServer = "server"
+	// alpnProtocol is the ALPN both ends require.
+	alpnProtocol = "narad-cluster-quic-v2"
+	// statelessResetContext derives the QUIC stateless-reset key from the
+	// cluster secret (HMAC-SHA256), so a restarted peer's reset is verifiable.
+	statelessResetContext = "narad-cluster-stateless-reset-v1"
+	// errorMessageMaxBytes: an error payload is u16 length + message.
+	errorMessageMaxBytes = 1<<16 - 1
+)
+
+// Frame types (internals.md §10.1). typeCancel is not numbered by the spec;
+// this transport reserves 11 for it and cancels by resetting the request's
+// stream instead (one stream per request).
+const (
+	typeError   byte = 3
+	typePing    byte = 4
+	typePong    byte = 5
+	typeRequest byte = 8
+	typeReply   byte = 9
+	typeAuth    byte = 10
+	typeCancel  byte = 11
+)
+
+// QUIC stream and connection error codes of this transport.
+const (
+	codeDone     = 0 // normal end of a stream or connection
+	codeAuth     = 1 // the cluster proof was missing or wrong
+	codeCancel   = 2 // the caller gave up (deadline or cancellation)
+	codeBadFrame = 3 // a frame could not be decoded
+	codeShutdown = 4 // the node is closing
+	codeAuthConn = 5 // connection closed after the peer failed to prove the secret
+)
+
+// Timing and sizing (internals.md §10.1, §10.3, Appendix A "Node RPC").
+const (
+	// dialTimeout bounds one QUIC dial (handshake included).
+	dialTimeout = 1 * time.Second
+	// dialBackoffMin and dialBackoffMax: after a failed dial, requests to
+	// that peer fail fast for a backoff that doubles from min to max.
+	dialBackoffMin = 250 * time.Millisecond
+	dialBackoffMax = 2 * time.Second
+	// replyDefaultTimeout bounds a call whose context has no deadline.
+	replyDefaultTimeout = 5 * time.Second
+	// replyWriteBaseTimeout + replyWritePerChunkTimeout per replyWriteChunkBytes
+	// bound the write of one frame.
+	replyWriteBaseTimeout     = 5 * time.Second
+	replyWritePerChunkTimeout = 1 * time.Second
+	replyWriteChunkBytes      = 256 << 10
+	// requestHeaderReadTimeout bounds how long a server waits for a stream's
+	// proof and request header (our choice: the spec's reply default); the
+	// payload then gets the reply-write budget for its size.
+	requestHeaderReadTimeout = 5 * time.Second
+	// handlerSlotsMin and handlerSlotsPerProc: handler concurrency is
+	// max(64, 4 × GOMAXPROCS) unless the options say otherwise.
+	handlerSlotsMin     = 64
+	handlerSlotsPerProc = 4
+	// QUIC connection settings.
+	quicIdleTimeout          = 30 * time.Second
+	quicKeepAlivePeriod      = 10 * time.Second
+	quicMaxIncomingStreams   = 1024
+	quicStreamWindowBytes    = 256 << 10
+	quicStreamWindowMaxBytes = 2 << 20
+	quicConnWindowBytes      = 1 << 20
+	quicConnWindowMaxBytes   = 8 << 20
+	// certLifetime: certificates carry no trust and dialers never check
+	// dates; one year keeps old dialers working during upgrades (F37).
+	certLifetime = 365 * 24 * time.Hour
+	// payloadReadInitialBytes: a payload above this is read into a buffer
+	// that starts here and grows fourfold as it fills, so a lying length
+	// costs at most what the peer actually sent.
+	payloadReadInitialBytes = 64 << 10
+)

@@ -1,0 +1,68 @@
+// Package quicpeer is the transport of node-to-node RPC (internals.md §10.1,
+// §10.2): QUIC (quic-go) with TLS 1.3, a per-stream HMAC proof of the
+// cluster secret, bounded frames, one connection per peer reused across
+// calls, one stream per call, and a deadline on every call. It carries
+// opaque request and reply bytes for an Op; it never interprets them, never
+// decides anything about topics or partitions, and never lets a request
+// reach a handler before the stream proved the cluster secret.
+//
+// # Frame
+//
+// All integers big-endian. Part of the wire format and must never change.
+//
+//	 0       4   5   6       8               16      20
+//	+-------+---+---+-------+---------------+-------+------------------------+
+//	| magic |ver|typ| rsvd  | request id    | len   | payload (len bytes)    |
+//	| u32   |u8 |u8 | u16=0 | u64           | u32   |                        |
+//	+-------+---+---+-------+---------------+-------+------------------------+
+//	magic = 0x4E525331 ("NRS1"); ver = 1; len <= 16 MiB both ways.
+//	types: 3 error (payload u16 length + message), 4 ping, 5 pong,
+//	       8 request (payload: op u8, then the op's fields), 9 reply,
+//	       10 auth (payload: 32-byte proof), 11 cancel (reserved).
+//
+// A declared length above the cap is refused before any payload byte is
+// read; payloads above 64 KiB are read into a buffer that grows fourfold as
+// bytes arrive, so a lying length costs only what the peer actually sent.
+// The first frame of a stream is read under a 64-byte cap.
+//
+// # Connection
+//
+// TLS 1.3 with ALPN "narad-cluster-quic-v2". Each process makes an ephemeral
+// self-signed ECDSA P-256 certificate when its Server starts listening,
+// valid for one year and never renewed. The certificate carries no trust:
+// dialers verify neither its issuer nor its dates (F37: an expired
+// certificate is accepted); the proof below is the authentication. Both
+// ends derive the QUIC stateless-reset key from the secret, so a restarted
+// peer's resets are verifiable and drop the old connection at once.
+//
+// # Handshake, on every stream
+//
+//	ekm          = TLS exporter(label "narad-cluster-auth-v1", no context, 32 bytes)
+//	client proof = HMAC-SHA256(secret, "client" || ekm)
+//	server proof = HMAC-SHA256(secret, "server" || ekm)
+//
+//	client                                   server
+//	  | auth(client proof)      ------------>  |  checked before anything else;
+//	  |                                        |  wrong or missing: stream reset
+//	  |                                        |  (code 1), audit-logged
+//	  |  <------------  auth(server proof)     |
+//	  | request(id, op, fields) ------------>  |  handler under a slot
+//	  |  <------------  reply(id) | error(id)   |
+//
+// The exporter output differs per TLS session, so a captured proof is
+// useless on any other connection. On a fresh connection the client sends
+// nothing after its proof until the server has proved the secret; once the
+// server proved it on that connection, later streams send the request right
+// after the client's proof and still check the server's proof before
+// reading the reply.
+//
+// # Calls
+//
+// Client.Call dials once per peer (1 s; concurrent callers share the dial;
+// a failed dial makes calls to that peer fail fast for 250 ms doubling to
+// 2 s), opens one stream, and resets it when the caller's context ends; a
+// call without a deadline gets 5 s. Server handlers run at most
+// max(64, 4 × GOMAXPROCS) at once; a request whose caller gave up while
+// waiting for a slot never reaches its handler. Close on either side leaves
+// no goroutine behind.
+package quicpeer

@@ -1,0 +1,47 @@
+package quicpeer
+
+// Op names a node-to-node operation: the first byte of every request
+// payload. Op bytes are append-only (internals.md §10.3): part of the wire
+// format and must never be renumbered.
+type Op byte
+
+// The operations of internals.md §10.3. This package only carries them; the
+// operations themselves are registered with Server.Handle by their owners.
+const (
+	OpProduce             Op = 1
+	OpConsume             Op = 2
+	OpAck                 Op = 3
+	OpCreateTopic         Op = 4
+	OpAlterTopic          Op = 5
+	OpDeleteTopic         Op = 6
+	OpPurgeTopic          Op = 7
+	OpTopicPartitionStats Op = 8
+	OpRegisterMember      Op = 9
+	OpCommitProduce       Op = 10
+	OpCommitProduceBatch  Op = 11
+	OpCreateUser          Op = 12
+	OpUpdateUser          Op = 13
+	OpDeleteUser          Op = 14
+	OpAttachChild         Op = 15
+	OpDetachChild         Op = 16
+	OpFanoutCursors       Op = 17
+	OpExtendAck           Op = 18
+	OpNack                Op = 19
+	OpGetTopic            Op = 20
+	OpJoinCluster         Op = 21
+	OpListPartitionSegs   Op = 22
+	OpFetchSegmentChunk   Op = 23
+	OpPrepareHandoff      Op = 24
+	OpDecommissionMember  Op = 25
+	OpCompleteMove        Op = 26
+	OpAbortMove           Op = 27
+	OpGetAssignment       Op = 28
+	OpAppliedIndex        Op = 29
+	OpTokenRegister       Op = 30
+	OpTokenNotify         Op = 31
+	OpAckBatch            Op = 32
+	OpNodeStatus          Op = 33
+	OpForgetServer        Op = 34
+	OpRemoteWrite         Op = 35
+	OpRemoteCheck         Op = 36
+)
