@@ -7,12 +7,14 @@ import (
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
 
 // registerNodeGauges exports, at scrape time, the node-level values other
 // components own (api.md §7).
-func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store, store ports.MetadataStore, id NodeIdentity, log *zap.Logger) {
+func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store, store ports.MetadataStore, id NodeIdentity, cfg config.Config, log *zap.Logger) {
 	m.GaugeFunc("narad_ingress_wal_failed", "1 once the ingress log failed and produce is latched off.", func() float64 {
 		if w.Failed() {
 			return 1
@@ -39,6 +41,36 @@ func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store
 	m.GaugeFunc("narad_partitions_total", "Partitions this node owns.", func() float64 {
 		return float64(ownedPartitions(store, id.ID))
 	})
+	m.DataDirGauges(cfg.Storage.DataDir)
+	m.SizeGauges(func() []telemetry.SizeSample { return localSizes(store, logs, id.ID) })
+}
+
+// localSizes reads the storage of every partition this node owns through
+// LogStats, a peek that never opens a closed log. A partition whose
+// statistics cannot be read is left out of this scrape.
+func localSizes(store ports.MetadataStore, logs ports.PartitionLogs, self string) []telemetry.SizeSample {
+	topics, err := store.ListTopics("", 0)
+	if err != nil {
+		return nil
+	}
+	var out []telemetry.SizeSample
+	for _, t := range topics {
+		rows, err := store.Assignments(t.Name)
+		if err != nil {
+			continue
+		}
+		for _, r := range rows {
+			if r.Owner != self {
+				continue
+			}
+			st, err := logs.LogStats(domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: r.Partition})
+			if err != nil {
+				continue
+			}
+			out = append(out, telemetry.SizeSample{Topic: t.Name, Partition: r.Partition, Bytes: st.SizeBytes, Segments: st.Segments})
+		}
+	}
+	return out
 }
 
 func ownedPartitions(store ports.MetadataStore, self string) int {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/adapters/segmentlog"
+	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/bootstrap/config"
@@ -39,7 +40,7 @@ func newWAL(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*wal.WAL, erro
 	return w, nil
 }
 
-func newPartitionLogs(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*segmentlog.Store, error) {
+func newPartitionLogs(lc fx.Lifecycle, cfg config.Config, log *zap.Logger, m *telemetry.Metrics) (*segmentlog.Store, error) {
 	opts := segmentlog.DefaultOptions(vfs.OS{}, cfg.Storage.DataDir)
 	var err error
 	if opts.Codec, err = segmentlog.ParseCodec(cfg.Storage.Codec); err != nil {
@@ -50,6 +51,7 @@ func newPartitionLogs(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*seg
 	}
 	opts.IdleEviction = time.Duration(cfg.Storage.IdleLogEvictionMs) * time.Millisecond
 	opts.Logger = newSlog(log.With(zap.String("component", "storage")))
+	opts.Observer = m.Storage()
 	s, err := segmentlog.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open partition logs: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/jsonschema"
+	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
@@ -18,7 +19,9 @@ import (
 // retention in step with the topic records.
 var topicsModule = fx.Module("topics",
 	fx.Provide(
-		func() ports.SchemaValidator { return jsonschema.New(jsonschema.Options{}) },
+		func(m *telemetry.Metrics) ports.SchemaValidator {
+			return jsonschema.New(jsonschema.Options{Observer: m.Schema()})
+		},
 		newTopicService,
 		asRoutes(httpapi.TopicRoutes),
 	),

@@ -25,12 +25,15 @@ type Options struct {
 	Slots int
 	// SlotWait bounds the wait for a free slot (0 = 5 s).
 	SlotWait time.Duration
+	// Observer receives validation times and refusals; nil observes nothing.
+	Observer Observer
 }
 
 // Validator checks schemas and validates payloads. Safe for concurrent use.
 type Validator struct {
 	slots    chan struct{}
 	slotWait time.Duration
+	obs      Observer
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -49,49 +52,67 @@ func New(opts Options) *Validator {
 	if opts.SlotWait <= 0 {
 		opts.SlotWait = SlotWaitDefault
 	}
-	return &Validator{slots: make(chan struct{}, opts.Slots), slotWait: opts.SlotWait, cache: map[string]cached{}}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	return &Validator{slots: make(chan struct{}, opts.Slots), slotWait: opts.SlotWait, obs: opts.Observer, cache: map[string]cached{}}
 }
 
-func refuse(format string, args ...any) error {
-	return domain.Refuse(domain.ErrInvalidArgument, cut(msgPrefix+fmt.Sprintf(format, args...)))
+// rejection is a refusal with the reason the observer counts it under.
+type rejection struct {
+	reason string
+	err    error
+}
+
+func refuse(reason, format string, args ...any) *rejection {
+	return &rejection{reason: reason, err: domain.Refuse(domain.ErrInvalidArgument, cut(msgPrefix+fmt.Sprintf(format, args...)))}
+}
+
+// reject reports r to the observer and returns its error (nil for nil).
+func (v *Validator) reject(r *rejection) error {
+	if r == nil {
+		return nil
+	}
+	v.obs.Rejected(r.reason)
+	return r.err
 }
 
 // Check reports whether doc registers as a schema (api.md §2.8.1): a JSON
 // object or true, at most 256 KiB and 64 levels, references only inside the
 // document, compiling under its draft.
 func (v *Validator) Check(doc []byte) error {
-	_, err := compile(doc)
-	return err
+	_, r := compile(doc)
+	return v.reject(r)
 }
 
 // compile applies the registration rules and compiles doc.
-func compile(doc []byte) (*js.Schema, error) {
+func compile(doc []byte) (*js.Schema, *rejection) {
 	switch {
 	case len(doc) > SchemaDocMaxBytes:
-		return nil, refuse("document of %d bytes is over the limit of %d bytes", len(doc), SchemaDocMaxBytes)
+		return nil, refuse(ReasonInvalid, "document of %d bytes is over the limit of %d bytes", len(doc), SchemaDocMaxBytes)
 	case nestingExceeds(doc, SchemaNestingMaxLevels):
-		return nil, refuse("document nests deeper than %d levels", SchemaNestingMaxLevels)
+		return nil, refuse(ReasonDepth, "document nests deeper than %d levels", SchemaNestingMaxLevels)
 	}
 	parsed, err := js.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
-		return nil, refuse("not valid JSON: %v", err)
+		return nil, refuse(ReasonMalformed, "not valid JSON: %v", err)
 	}
 	if _, isObject := parsed.(map[string]any); !isObject && parsed != true {
-		return nil, refuse("must be a JSON object or true")
+		return nil, refuse(ReasonInvalid, "must be a JSON object or true")
 	}
 	if ref, ok := outsideRef(parsed); ok {
-		return nil, refuse("reference %q leaves the document; only references inside it (#...) are allowed", ref)
+		return nil, refuse(ReasonInvalid, "reference %q leaves the document; only references inside it (#...) are allowed", ref)
 	}
 	c := js.NewCompiler()
 	c.DefaultDraft(js.Draft2020)
 	c.AssertFormat()
 	c.UseLoader(refusingLoader{})
 	if err := c.AddResource(baseURL, parsed); err != nil {
-		return nil, refuse("%s", flatten(err))
+		return nil, refuse(ReasonInvalid, "%s", flatten(err))
 	}
 	sch, err := c.Compile(baseURL)
 	if err != nil {
-		return nil, refuse("%s", flatten(err))
+		return nil, refuse(ReasonInvalid, "%s", flatten(err))
 	}
 	return sch, nil
 }
@@ -108,23 +129,27 @@ func (refusingLoader) Load(url string) (any, error) {
 // validation takes one of the slots: the spec bounds large payloads and
 // costly schemas, and this adapter does not measure cost, so it bounds all.
 func (v *Validator) Validate(ctx context.Context, key string, doc, payload []byte) error {
-	value, err := decodePayload(payload)
-	if err != nil {
-		return err
+	value, r := decodePayload(payload)
+	if r != nil {
+		return v.reject(r)
 	}
 	sch, err := v.schema(key, doc)
 	if err != nil {
 		return err
 	}
-	release, err := v.acquire(ctx)
-	if err != nil {
-		return err
+	release, r := v.acquire(ctx)
+	if r != nil {
+		return v.reject(r)
 	}
 	defer release()
-	if err := sch.Validate(value); err != nil {
+	start := time.Now()
+	v.obs.ValidationStarted()
+	err = sch.Validate(value)
+	v.obs.ValidationFinished(time.Since(start))
+	if err != nil {
 		var verr *js.ValidationError
 		if errors.As(err, &verr) {
-			return refuse("%s", flatten(verr))
+			return v.reject(refuse(ReasonInvalid, "%s", flatten(verr)))
 		}
 		return fmt.Errorf("jsonschema: validate against %s: %w", key, err)
 	}
@@ -133,21 +158,21 @@ func (v *Validator) Validate(ctx context.Context, key string, doc, payload []byt
 
 // decodePayload checks payload is exactly one JSON text in valid UTF-8,
 // nesting at most 256 levels, numbers within exponent ±1000, and decodes it.
-func decodePayload(payload []byte) (any, error) {
+func decodePayload(payload []byte) (any, *rejection) {
 	switch {
 	case !utf8.Valid(payload):
-		return nil, refuse("payload is not valid UTF-8")
+		return nil, refuse(ReasonMalformed, "payload is not valid UTF-8")
 	case bytes.HasPrefix(payload, []byte("\xef\xbb\xbf")):
-		return nil, refuse("payload starts with a byte-order mark")
+		return nil, refuse(ReasonMalformed, "payload starts with a byte-order mark")
 	case nestingExceeds(payload, PayloadNestingMaxLevels):
-		return nil, refuse(msgTooDeep)
+		return nil, refuse(ReasonDepth, msgTooDeep)
 	}
 	value, err := js.UnmarshalJSON(bytes.NewReader(payload))
 	if err != nil {
-		return nil, refuse("payload is not one JSON text: %v", err)
+		return nil, refuse(ReasonMalformed, "payload is not one JSON text: %v", err)
 	}
 	if n, bad := exponentTooLarge(value); bad {
-		return nil, refuse("number %s has an exponent beyond ±%d", n, NumberExponentMax)
+		return nil, refuse(ReasonMalformed, "number %s has an exponent beyond ±%d", n, NumberExponentMax)
 	}
 	return value, nil
 }
@@ -163,9 +188,9 @@ func (v *Validator) schema(key string, doc []byte) (*js.Schema, error) {
 	if ok && c.sum == sum {
 		return c.schema, nil
 	}
-	sch, err := compile(doc)
-	if err != nil {
-		return nil, fmt.Errorf("jsonschema: stored schema %s does not compile: %w", key, err)
+	sch, r := compile(doc)
+	if r != nil {
+		return nil, fmt.Errorf("jsonschema: stored schema %s does not compile: %w", key, v.reject(r))
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -180,7 +205,7 @@ func (v *Validator) schema(key string, doc []byte) (*js.Schema, error) {
 }
 
 // acquire takes a validation slot within the wait bound and ctx.
-func (v *Validator) acquire(ctx context.Context) (release func(), err error) {
+func (v *Validator) acquire(ctx context.Context) (release func(), r *rejection) {
 	select {
 	case v.slots <- struct{}{}:
 		return func() { <-v.slots }, nil
@@ -192,8 +217,8 @@ func (v *Validator) acquire(ctx context.Context) (release func(), err error) {
 	case v.slots <- struct{}{}:
 		return func() { <-v.slots }, nil
 	case <-t.C:
-		return nil, domain.Refuse(domain.ErrUnavailable, fmt.Sprintf(msgSlotBusy, v.slotWait))
+		return nil, &rejection{reason: ReasonBusy, err: domain.Refuse(domain.ErrUnavailable, fmt.Sprintf(msgSlotBusy, v.slotWait))}
 	case <-ctx.Done():
-		return nil, domain.Refuse(domain.ErrUnavailable, fmt.Sprintf(msgSlotCtxEnd, ctx.Err()))
+		return nil, &rejection{reason: ReasonCanceled, err: domain.Refuse(domain.ErrUnavailable, fmt.Sprintf(msgSlotCtxEnd, ctx.Err()))}
 	}
 }

@@ -51,6 +51,7 @@ func (l *partitionLog) writeBufferLocked() error {
 	if err := l.rollIfDueLocked(); err != nil {
 		return err
 	}
+	start := time.Now()
 	frames, err := l.encodeBufferLocked()
 	if err != nil {
 		return err
@@ -59,6 +60,7 @@ func (l *partitionLog) writeBufferLocked() error {
 	if _, err := l.file.WriteAt(l.frameBuf, l.writePos); err != nil {
 		return fmt.Errorf("write %s at %d: %w", l.active.path, l.writePos, err)
 	}
+	l.cfg.obs.Flushed(l.cfg.key.topic, l.cfg.key.partition, int64(len(l.frameBuf)), time.Since(start))
 	now := l.cfg.now()
 	if l.active.firstWrite.IsZero() {
 		l.active.firstWrite = now
@@ -120,7 +122,10 @@ func splitFrames(cuts, ends []int, limit int) []int {
 // read-back, the one-time release of the hwm file, the roll of a full
 // segment, then the advance. Only the advance cannot fail.
 func (l *partitionLog) syncAndAdvanceLocked() error {
-	if err := l.file.Sync(); err != nil {
+	start := time.Now()
+	err := l.file.Sync()
+	l.cfg.obs.Fsynced(l.cfg.key.topic, l.cfg.key.partition, time.Since(start))
+	if err != nil {
 		l.poisonLocked(fmt.Errorf("fsync %s: %w", l.active.path, err))
 		return l.poisoned
 	}

@@ -170,8 +170,10 @@
 //
 // The cold retention walk over closed logs, the reaper watchdog that
 // replaces a loop silent for a minute, the 256-entry navigation cache, the
-// startup pre-open of owned partitions and metric export (Stats gives the
-// counters) are left to other layers or later work.
+// startup pre-open of owned partitions and metric export are left to other
+// layers or later work: Stats gives the counters, and Options.Observer
+// receives flush, fsync, hwm-file and retention timings and storage faults
+// (adapters/telemetry turns them into series).
 //
 // # Benchmarks
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/narad/narad/adapters/vfs"
 )
@@ -47,9 +48,18 @@ func (l *partitionLog) releaseHWMLocked() error {
 		l.released = true
 		return nil
 	}
+	start := time.Now()
 	if err != nil {
-		return fmt.Errorf("release hwm file: %w", err)
+		err = fmt.Errorf("release hwm file: %w", err)
+	} else {
+		err = l.emptyHWMFile(f)
 	}
+	l.observeHWM(start, err)
+	return err
+}
+
+// emptyHWMFile truncates the open hwm file to nothing, fsyncs and closes it.
+func (l *partitionLog) emptyHWMFile(f vfs.File) error {
 	defer f.Close()
 	if err := f.Truncate(0); err != nil {
 		return fmt.Errorf("release hwm file: %w", err)
@@ -61,6 +71,11 @@ func (l *partitionLog) releaseHWMLocked() error {
 	return nil
 }
 
+// observeHWM reports one hwm file write that began at start.
+func (l *partitionLog) observeHWM(start time.Time, err error) {
+	l.cfg.obs.HighWatermarkPersisted(l.cfg.key.topic, l.cfg.key.partition, time.Since(start), err)
+}
+
 // writeHWMLocked writes the exact high watermark at close: 8 bytes
 // overwritten in place (a single sector) and fdatasync, unless the file
 // already holds it.
@@ -69,6 +84,14 @@ func (l *partitionLog) writeHWMLocked() error {
 	if !l.released && l.fileHWM == hwm {
 		return nil
 	}
+	start := time.Now()
+	err := l.writeHWMFile(hwm)
+	l.observeHWM(start, err)
+	return err
+}
+
+// writeHWMFile writes hwm to the hwm file, creating it, and fsyncs.
+func (l *partitionLog) writeHWMFile(hwm int64) error {
 	path := l.hwmPath()
 	f, err := l.cfg.fsys.OpenRW(path)
 	created := false

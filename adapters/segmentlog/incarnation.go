@@ -75,9 +75,9 @@ func (s *Store) stampUse(sl *slot, stamp bool) {
 
 func (s *Store) logConfig(sl *slot) logConfig {
 	return logConfig{
-		fsys: s.opts.FS, dir: sl.dir, codecs: s.codecs, segMax: s.opts.SegmentMaxBytes,
+		fsys: s.opts.FS, key: sl.key, dir: sl.dir, codecs: s.codecs, segMax: s.opts.SegmentMaxBytes,
 		now: s.opts.Now, logger: s.opts.Logger, stats: &s.stats,
-		notify: sl.broadcast, floor: &sl.floor, hooks: s.opts.hooks,
+		notify: sl.broadcast, floor: &sl.floor, obs: s.opts.Observer, hooks: s.opts.hooks,
 	}
 }
 

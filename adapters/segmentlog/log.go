@@ -20,7 +20,8 @@ var errLogClosed = fmt.Errorf("segmentlog: %w", domain.ErrLogClosed)
 // logConfig is what a partition log gets from its store.
 type logConfig struct {
 	fsys   vfs.FS
-	dir    string // <data>/topics/<topic>/p<NNNNN>
+	key    partKey // topic and partition, for the observer
+	dir    string  // <data>/topics/<topic>/p<NNNNN>
 	codecs *codecSet
 	segMax int64
 	now    func() time.Time
@@ -28,6 +29,7 @@ type logConfig struct {
 	stats  *counters
 	notify func()        // wakes the partition's waiters
 	floor  *atomic.Int64 // commit-time floor; the store keeps it across reopens
+	obs    Observer
 	hooks  *testHooks
 }
 
@@ -148,6 +150,7 @@ func (l *partitionLog) poisonLocked(cause error) {
 	l.poisoned = fmt.Errorf("segmentlog: %s: %w: %w", l.cfg.dir, domain.ErrLogPoisoned, cause)
 	l.isPoisoned.Store(true)
 	l.cfg.stats.fsyncPoisoned.Add(1)
+	l.cfg.obs.StorageError(ErrorKindFsyncPoisoned)
 	l.cfg.logger.Error("partition log poisoned by a failed fsync; appends fail until it is reopened",
 		"dir", l.cfg.dir, "error", cause)
 }

@@ -43,7 +43,9 @@ func (s *Store) sweepSafely(l *partitionLog, now time.Time) {
 	if h := s.opts.hooks; h != nil && h.sweep != nil {
 		h.sweep(l.cfg.dir)
 	}
+	start := time.Now()
 	l.sweep(now)
+	l.cfg.obs.RetentionRun(l.cfg.key.topic, l.cfg.key.partition, time.Since(start))
 }
 
 // sweep deletes the sealed segments whose last write is older than the
@@ -56,15 +58,22 @@ func (l *partitionLog) sweep(now time.Time) {
 		return
 	}
 	stats := l.cfg.stats
+	var bytes, messages int64
 	for _, e := range expired {
 		if err := l.cfg.fsys.Remove(e.seg.path); err != nil {
 			stats.retentionUnlinkErrors.Add(1)
+			l.cfg.obs.StorageError(ErrorKindRetentionUnlink)
 			l.cfg.logger.Error("retention could not unlink a segment", "path", e.seg.path, "error", err)
 			continue
 		}
 		stats.segmentsDeleted.Add(1)
 		stats.bytesDeleted.Add(e.seg.sizeBytes)
 		stats.messagesDeleted.Add(e.messages)
+		bytes += e.seg.sizeBytes
+		messages += e.messages
+	}
+	if bytes > 0 || messages > 0 {
+		l.cfg.obs.RetentionDeleted(l.cfg.key.topic, l.cfg.key.partition, bytes, messages)
 	}
 	if err := l.cfg.fsys.SyncDir(l.cfg.dir); err != nil {
 		l.cfg.logger.Warn("retention could not sync the partition directory", "dir", l.cfg.dir, "error", err)

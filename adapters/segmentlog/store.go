@@ -40,6 +40,9 @@ type Options struct {
 	Logger *slog.Logger
 	// SegmentMaxBytes caps segments; 0 means 64 MiB. Tests use less.
 	SegmentMaxBytes int64
+	// Observer receives flush, fsync, hwm, retention and error
+	// measurements; nil observes nothing.
+	Observer Observer
 
 	hooks *testHooks
 }
@@ -81,6 +84,9 @@ func (o Options) normalized() (Options, error) {
 	}
 	if o.SegmentMaxBytes == 0 {
 		o.SegmentMaxBytes = segmentSizeMaxBytes
+	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
 	}
 	return o, nil
 }

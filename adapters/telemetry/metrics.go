@@ -26,6 +26,9 @@ type Metrics struct {
 	httpBytesIn, httpBytesOut *prometheus.CounterVec
 	httpInFlight              prometheus.Gauge
 	batchBudgetRejections     prometheus.Counter
+	ackRejected               *prometheus.CounterVec
+	storage                   *StorageMetrics
+	schema                    *SchemaMetrics
 	// BootSeconds is the start-up time to the listener.
 	BootSeconds prometheus.Gauge
 }
@@ -66,8 +69,18 @@ func NewMetrics() *Metrics {
 	m.batchBudgetRejections = prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_http_batch_body_budget_rejections_total", Help: "Batch bodies over 1 MiB answered 503 because the node's budget was full."})
 	r.MustRegister(m.batchBudgetRejections)
 	m.BootSeconds = gauge("narad_boot_duration_seconds", "Start-up time to listener.")
+	// Registered and never incremented: acks are not refused (api.md §7, v3.0).
+	m.ackRejected = counter("narad_ack_rejected_total", "Acks refused (never in v3: acks are not refused).", "reason")
+	m.storage = newStorageMetrics(r, m.errors)
+	m.schema = newSchemaMetrics(r)
 	return m
 }
+
+// Storage returns the partition logs' observer (segmentlog.Options.Observer).
+func (m *Metrics) Storage() *StorageMetrics { return m.storage }
+
+// Schema returns the schema validator's observer (jsonschema.Options.Observer).
+func (m *Metrics) Schema() *SchemaMetrics { return m.schema }
 
 func part(p int32) string { return strconv.Itoa(int(p)) }
 

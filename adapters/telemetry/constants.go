@@ -1,0 +1,18 @@
+package telemetry
+
+// Histogram buckets: exponential from a start, by a factor, a count.
+const (
+	bucketFactor                = 4
+	storageIOBucketStartSeconds = 0.0001 // 100 µs … about 6.5 s over 9 buckets
+	storageIOBuckets            = 9
+	schemaBucketStartSeconds    = 0.00005 // 50 µs … about 3.3 s over 9 buckets
+	schemaBuckets               = 9
+)
+
+// Label values this package sets itself (api.md §7).
+const (
+	componentStorage = "storage"
+	outcomeOK        = "ok"
+	outcomeError     = "error"
+	reasonAge        = "age"
+)
