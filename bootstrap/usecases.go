@@ -17,4 +17,5 @@ var useCaseModule = fx.Module("usecases",
 	topicsModule,
 	produceModule,
 	consumeModule,
+	controllerModule,
 )

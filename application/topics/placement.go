@@ -3,16 +3,17 @@ package topics
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/narad/narad/domain/meta"
 )
 
 // placeMissing assigns every unassigned partition of topic t, when this node
 // leads the metadata shard (internals.md §8.6-8.7: leader + barrier + the
-// assignment lock, insert-only entries). Alive, non-draining members sorted
-// by id take partition p on member p mod n. With no such member, or on a
-// follower, the partitions stay unassigned for the controller to place.
+// assignment lock, insert-only entries). The owner comes from the shared
+// rule, meta.PlaceOwner: alive, non-draining members sorted by id, partition
+// p on member p mod n, a fan-out child's partition anti-affine to its
+// parent's. With no such member, or on a follower, the partitions stay
+// unassigned for the controller to place.
 func (s *Service) placeMissing(ctx context.Context, t meta.Topic) error {
 	s.place.Lock()
 	defer s.place.Unlock()
@@ -28,8 +29,16 @@ func (s *Service) placeMissing(ctx context.Context, t meta.Topic) error {
 		// than incarnation ids is left to the controller's legacy path.
 		return err
 	}
-	members, err := s.placementMembers()
-	if err != nil || len(members) == 0 {
+	members, err := s.store.Members()
+	if err != nil {
+		return fmt.Errorf("topics: read members: %w", err)
+	}
+	candidates := meta.PlacementCandidates(members)
+	if len(candidates) == 0 {
+		return nil
+	}
+	parent, err := s.parentPlacement(cur)
+	if err != nil {
 		return err
 	}
 	missing, err := s.unassigned(cur)
@@ -37,7 +46,10 @@ func (s *Service) placeMissing(ctx context.Context, t meta.Topic) error {
 		return err
 	}
 	for _, p := range missing {
-		owner := members[int(p)%len(members)]
+		owner, ok := meta.PlaceOwner(candidates, p, parent)
+		if !ok {
+			continue // the parent partition is unplaced: the controller retries
+		}
 		if err := s.assign(ctx, cur, p, owner); err != nil {
 			return err
 		}
@@ -45,20 +57,25 @@ func (s *Service) placeMissing(ctx context.Context, t meta.Topic) error {
 	return nil
 }
 
-// placementMembers returns the ids of alive, non-draining members, sorted.
-func (s *Service) placementMembers() ([]string, error) {
-	all, err := s.store.Members()
+// parentPlacement reads the parent placement of a fan-out child (nil for
+// any other topic, or a child whose parent record is gone).
+func (s *Service) parentPlacement(t meta.Topic) (*meta.ParentPlacement, error) {
+	if t.Parent == "" {
+		return nil, nil
+	}
+	parent, ok, err := s.store.Topic(t.Parent)
+	if err != nil || !ok {
+		return nil, err
+	}
+	rows, err := s.store.Assignments(parent.Name)
 	if err != nil {
-		return nil, fmt.Errorf("topics: read members: %w", err)
+		return nil, fmt.Errorf("topics: read assignments of parent %q: %w", parent.Name, err)
 	}
-	var ids []string
-	for _, m := range all {
-		if m.Status == meta.StatusAlive && !m.Draining {
-			ids = append(ids, m.ID)
-		}
+	pl := &meta.ParentPlacement{Partitions: parent.Partitions, Owners: make(map[int32]string, len(rows))}
+	for _, r := range rows {
+		pl.Owners[r.Partition] = r.Owner
 	}
-	slices.Sort(ids)
-	return ids, nil
+	return pl, nil
 }
 
 // unassigned lists the partitions of t that have no assignment row.

@@ -1,0 +1,48 @@
+package bootstrap
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/application/controller"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// controllerModule runs the leader's duties (placement sweep, dead
+// marking, orphan pruning) and this node's heartbeats.
+var controllerModule = fx.Module("controller",
+	fx.Invoke(runController, runHeartbeater),
+)
+
+func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, log *zap.Logger) {
+	ctl := controller.New(controller.Deps{Store: s, Clock: c, Self: id.ID,
+		Log: newSlog(log.With(zap.String("component", "controller")))})
+	m.GaugeFunc("narad_dead_marking_refused", "1 while the leader refuses a dead verdict that would break voter quorum.", func() float64 {
+		if ctl.DeadMarkingRefused() {
+			return 1
+		}
+		return 0
+	})
+	runWorker(lc, func(ctx context.Context) {
+		if err := ctl.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("controller stopped", zap.Error(err))
+		}
+	})
+}
+
+func runHeartbeater(lc fx.Lifecycle, s ports.MetadataStore, c ports.Clock, id NodeIdentity, log *zap.Logger) {
+	hb := controller.NewHeartbeater(controller.HeartbeatConfig{
+		Store: s, Clock: c, Log: newSlog(log.With(zap.String("component", "heartbeat"))),
+		ID: id.ID, Addr: id.HTTPAddr, ClusterAddr: id.RaftAddr, Build: Build().Version, EntryTypes: meta.AppliesThroughType,
+	})
+	runWorker(lc, func(ctx context.Context) {
+		if err := hb.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Error("heartbeats stopped", zap.Error(err))
+		}
+	})
+}
