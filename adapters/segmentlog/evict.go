@@ -2,24 +2,25 @@ package segmentlog
 
 import "time"
 
-// evictLoop scans the open logs about once a minute: it closes logs idle
-// for IdleEviction (when enabled) and closes poisoned logs so the next get
-// reopens them with a full rescan.
-func (s *Store) evictLoop() {
+// every runs fn every interval until the store stops; the eviction scan and
+// the retention reaper are such loops.
+func (s *Store) every(interval time.Duration, fn func()) {
 	defer s.wg.Done()
-	tick := time.NewTicker(s.opts.EvictScanInterval)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-tick.C:
-			s.evictOnce()
+			fn()
 		}
 	}
 }
 
-// evictOnce runs one eviction scan.
+// evictOnce runs one eviction scan: it closes logs idle for IdleEviction
+// (when enabled) and closes poisoned logs so the next get reopens them with
+// a full rescan.
 func (s *Store) evictOnce() {
 	now := s.opts.Now()
 	for _, sl := range s.openSlots() {

@@ -5,23 +5,8 @@ import (
 	"time"
 )
 
-// reapLoop is the process-wide retention reaper: about once a minute it
-// sweeps every open log that has an age bound.
-func (s *Store) reapLoop() {
-	defer s.wg.Done()
-	tick := time.NewTicker(s.opts.ReapInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-tick.C:
-			s.reapOnce()
-		}
-	}
-}
-
-// reapOnce sweeps every open log with a retention bound once.
+// reapOnce sweeps every open log with a retention bound once; the store
+// runs it about once a minute (the process-wide retention reaper).
 func (s *Store) reapOnce() {
 	now := s.opts.Now()
 	for _, sl := range s.openSlots() {

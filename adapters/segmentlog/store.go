@@ -195,8 +195,8 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("segmentlog: open %s: %w", opts.DataDir, err)
 	}
 	s.wg.Add(2)
-	go s.reapLoop()
-	go s.evictLoop()
+	go s.every(s.opts.ReapInterval, s.reapOnce)
+	go s.every(s.opts.EvictScanInterval, s.evictOnce)
 	return s, nil
 }
 
