@@ -99,3 +99,38 @@ const (
 	// costs at most what the peer actually sent.
 	payloadReadInitialBytes = 64 << 10
 )
+
+// Operation payloads (internals.md §3.7, §5.6, §5.9, §10.3). Part of the
+// wire format: a decoder refuses counts and lengths above these before it
+// allocates anything for them.
+const (
+	// wireNameMaxBytes caps a topic name, topic id or refusal code field.
+	wireNameMaxBytes = 1024
+	// wireMessageMaxBytes caps a refusal's detail.
+	wireMessageMaxBytes = 64 << 10
+	// commitRecordsMaxCount caps the records of one commit batch, so a
+	// decoded batch's record table stays far below the 16 MiB frame cap
+	// (65,536 × 64 bytes = 4 MiB); the dispatcher sends at most 4,096.
+	commitRecordsMaxCount = 65536
+	// commitRunsMaxCount caps the incarnation runs of one commit batch.
+	commitRunsMaxCount = commitRecordsMaxCount
+	// consumeDeliveriesMaxCount caps the deliveries of one consume reply
+	// (a batch consume takes at most 100).
+	consumeDeliveriesMaxCount = 1024
+	// ackBatchItemsMaxCount is what an AckBatch decoder accepts (§10.3).
+	ackBatchItemsMaxCount = 1024
+	// ackBatchSendMaxCount is the most handles one AckBatch carries when
+	// this node sends it (§5.9); bigger piles go as several batches.
+	ackBatchSendMaxCount = 64
+)
+
+// Operation budgets (internals.md §5.9, §5.11, §10.3). Each applies only
+// when the caller's context has no earlier deadline.
+const (
+	// settleTimeout bounds a forwarded ack, extend, nack or AckBatch.
+	settleTimeout = 2 * time.Second
+	// probeTimeout bounds a local-only consume probe of one owner.
+	probeTimeout = 500 * time.Millisecond
+	// forwardWaitGrace is added to a forwarded long poll's wait.
+	forwardWaitGrace = 2 * time.Second
+)

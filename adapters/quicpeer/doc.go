@@ -1,10 +1,25 @@
 // Package quicpeer is the transport of node-to-node RPC (internals.md §10.1,
 // §10.2): QUIC (quic-go) with TLS 1.3, a per-stream HMAC proof of the
 // cluster secret, bounded frames, one connection per peer reused across
-// calls, one stream per call, and a deadline on every call. It carries
-// opaque request and reply bytes for an Op; it never interprets them, never
-// decides anything about topics or partitions, and never lets a request
-// reach a handler before the stream proved the cluster secret.
+// calls, one stream per call, and a deadline on every call; and the first
+// operations over it (internals.md §3.7, §5.5, §5.9, §10.3): the commit
+// batch (op 11) behind ports.PeerCommitter, and consume (2), ack (3),
+// extend (18), nack (19) and AckBatch (32) behind ports.PeerForwarder, each
+// with its server-side Register function over the owner's use case. It
+// never decides anything about topics or partitions (the use cases do),
+// never turns a transport failure into a domain refusal (the outcome then
+// stays unknown), and never lets a request reach a handler before the
+// stream proved the cluster secret.
+//
+// # Operation payloads
+//
+// Request fields follow §10.3 (big-endian integers, u32-length strings and
+// bytes, one-byte bools); each operation's layout is drawn beside its codec
+// (commit_codec.go, consume_codec.go). Every reply of these operations is
+// status u16 | code string | detail string | body bytes (status.go): the
+// code names the owner's domain sentinel, so the caller rebuilds the very
+// error the owner's use case returned. Decoders refuse truncation, trailing
+// bytes and any count a payload cannot hold before allocating for it.
 //
 // # Frame
 //

@@ -32,6 +32,12 @@ var (
 	ErrClosed = errors.New("quicpeer: closed")
 	// ErrNoSecret: a Client or Server was built without a cluster secret.
 	ErrNoSecret = errors.New("quicpeer: no cluster secret")
+	// ErrBadPayload: an operation's request or reply payload does not decode
+	// (truncated, trailing bytes, a count or length past its cap).
+	ErrBadPayload = errors.New("quicpeer: malformed operation payload")
+	// ErrNoAddress: the Resolver knows no address for the node. Like a
+	// transport failure, it leaves a commit's outcome unknown.
+	ErrNoAddress = errors.New("quicpeer: no address for node")
 )
 
 // msgUnsupportedOp is the error-frame message for an unknown op.

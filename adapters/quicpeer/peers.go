@@ -1,0 +1,84 @@
+package quicpeer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// Resolver maps a member id to its node-RPC address. Bootstrap backs it
+// with the member table; it must be safe for concurrent use.
+type Resolver interface {
+	Addr(node string) (addr string, ok bool)
+}
+
+var (
+	_ ports.PeerCommitter = (*Peers)(nil)
+	_ ports.PeerForwarder = (*Peers)(nil)
+)
+
+// Peers is the caller's side of the node operations: it resolves a node id
+// to an address, encodes the request, calls through the Client and turns
+// the reply back into the owner's domain outcome. Transport failures,
+// timeouts and unknown nodes stay transport errors (ErrUnreachable,
+// ErrTimeout, ErrNoAddress, ...), never domain sentinels, so the outcome of
+// a commit they interrupt stays unknown and the dispatcher keeps its
+// records. Safe for concurrent use.
+type Peers struct {
+	client  *Client
+	resolve Resolver
+}
+
+// NewPeers returns Peers over c and r; it panics on a nil dependency.
+func NewPeers(c *Client, r Resolver) *Peers {
+	switch {
+	case c == nil:
+		panic("quicpeer: nil client")
+	case r == nil:
+		panic("quicpeer: nil resolver")
+	}
+	return &Peers{client: c, resolve: r}
+}
+
+// CommitBatch asks node to commit req (op 11) and returns the offset of its
+// first record. Owner refusals come back as their domain sentinels
+// (domain.ErrNotOwner, domain.ErrTopicNotFound, domain.ErrUnavailable,
+// ...); anything else leaves the outcome unknown (ports.PeerCommitter).
+func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRequest) (int64, error) {
+	if len(req.Records) > commitRecordsMaxCount {
+		return 0, fmt.Errorf("quicpeer: commit of %d records to %s (cap %d): %w", len(req.Records), node, commitRecordsMaxCount, domain.ErrRecordTooLarge)
+	}
+	payload := appendCommitRequest(make([]byte, 0, commitRequestSize(req)), req)
+	body, err := p.call(ctx, node, OpCommitProduceBatch, payload)
+	if err != nil {
+		return 0, err
+	}
+	first, err := decodeCommitReplyBody(body)
+	if err != nil {
+		return 0, fmt.Errorf("quicpeer: commit reply from %s: %w", node, err)
+	}
+	return first, nil
+}
+
+// call resolves node, runs op and decodes the reply envelope: the success
+// body, or the owner's refusal as its domain error.
+func (p *Peers) call(ctx context.Context, node string, op Op, payload []byte) ([]byte, error) {
+	addr, ok := p.resolve.Addr(node)
+	if !ok || addr == "" {
+		return nil, fmt.Errorf("quicpeer: call op %d on node %q: %w", op, node, ErrNoAddress)
+	}
+	raw, err := p.client.Call(ctx, addr, op, payload)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := decodeReply(raw)
+	if err != nil {
+		return nil, fmt.Errorf("quicpeer: reply to op %d from %s: %w", op, node, err)
+	}
+	if rp.code != "" {
+		return nil, rp.err(node, op)
+	}
+	return rp.body, nil
+}
