@@ -94,19 +94,36 @@ func ownedPartitions(store ports.MetadataStore, self string) int {
 }
 
 // registerPartitionGauges exports each local partition's leases, acked-ahead
-// set and lag (high watermark minus the committed frontier) at scrape time.
-func registerPartitionGauges(m *telemetry.Metrics, svc *consume.Service, logs ports.PartitionLogs) {
+// set, lag (high watermark minus the committed frontier), retention drops
+// and the age of its oldest unacked record at scrape time; the age is read
+// only from open logs, without stamping use.
+func registerPartitionGauges(m *telemetry.Metrics, svc *consume.Service, logs *segmentlog.Store, c ports.Clock) {
 	m.PartitionGauges(func() []telemetry.PartitionSample {
 		stats := svc.Stats()
+		now := c.Now().UnixMilli()
 		out := make([]telemetry.PartitionSample, 0, len(stats))
 		for _, s := range stats {
-			lag := int64(-1)
+			sample := telemetry.PartitionSample{Topic: s.Ref.Topic, Partition: s.Ref.Partition,
+				InFlight: s.InFlight, AckedAhead: s.AckedAhead, Dropped: s.Dropped, Lag: -1, OldestAgeSeconds: -1}
 			if b, err := logs.Bounds(s.Ref); err == nil {
-				lag = max(b.HighWatermark-(s.Committed+1), 0)
+				sample.Lag = max(b.HighWatermark-(s.Committed+1), 0)
+				sample.OldestAgeSeconds = oldestAge(logs, s, b.HighWatermark, now)
 			}
-			out = append(out, telemetry.PartitionSample{Topic: s.Ref.Topic, Partition: s.Ref.Partition,
-				InFlight: s.InFlight, AckedAhead: s.AckedAhead, Lag: lag})
+			out = append(out, sample)
 		}
 		return out
 	})
+}
+
+// oldestAge is the age in seconds of the record at the frontier, 0 when
+// every record is settled, -1 when it cannot be read without opening a log.
+func oldestAge(logs *segmentlog.Store, s consume.ShardStats, hwm, nowMs int64) float64 {
+	if s.Committed+1 >= hwm {
+		return 0
+	}
+	at, ok := logs.PeekCommittedAt(s.Ref, s.Committed+1)
+	if !ok {
+		return -1
+	}
+	return float64(max(nowMs-at, 0)) / 1000
 }

@@ -105,6 +105,19 @@ func TestNodeMetricsFollowTraffic(t *testing.T) {
 	if code != 202 || metric(t, base, `narad_http_requests_total{method="POST",route="POST /v1/topics/{topic}/produce/batch",status="202"}`) != 1 {
 		t.Errorf("batch produce %d not counted once", code)
 	}
+	code, _ = send(t, "GET", base+"/v1/topics/alpha/consume?max=1", "", map[string]string{"X-Narad-Client": "t"})
+	if code != 200 {
+		t.Fatalf("consume %d", code)
+	}
+	age := -1.0
+	for _, p := range []string{"0", "1", "2"} {
+		if v := metric(t, base, `narad_oldest_unconsumed_message_age_seconds{partition="`+p+`",topic="alpha"}`); v >= 0 {
+			age = v
+		}
+	}
+	if age < 0 || age > 60 {
+		t.Errorf("oldest unconsumed age of the leased partition = %v, want a small age", age)
+	}
 	code, _ = send(t, "POST", base+"/v1/topics/alpha/ack", `{"receipt_handles":["0:0:1"]}`, jsonCT)
 	if code != 200 || metric(t, base, `narad_http_requests_total{method="POST",route="POST /v1/topics/{topic}/ack",status="200"}`) != 1 {
 		t.Errorf("batch ack %d not counted once as 200", code)

@@ -141,3 +141,23 @@ func scanClosedTail(fsys vfs.FS, dir string, bases []int64) (int64, error) {
 	}
 	return scan.tail, nil
 }
+
+// PeekCommittedAt returns the commit time (Unix ms) of the record at offset
+// when the partition's log is open, without stamping use, so a metrics
+// scrape never keeps a log from idle eviction. ok is false for a closed
+// log, another incarnation, or an offset with nothing readable.
+func (s *Store) PeekCommittedAt(ref domain.PartitionRef, offset int64) (int64, bool) {
+	if validateRef(ref) != nil || offset < 0 {
+		return 0, false
+	}
+	sl := s.slotFor(ref)
+	l := sl.log.Load()
+	if l == nil || !sl.topic.serves(ref.TopicID) {
+		return 0, false
+	}
+	recs, err := l.read(offset, 1, 1)
+	if err != nil || len(recs) == 0 {
+		return 0, false
+	}
+	return recs[0].CommittedAtMs, true
+}

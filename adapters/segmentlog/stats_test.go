@@ -272,3 +272,34 @@ func TestLogStatsRacesCommitsAndEviction(t *testing.T) {
 		t.Fatalf("final LogStats = %+v, want 80 records", st)
 	}
 }
+
+// ensure that PeekCommittedAt reads an open log's record time without stamping use, and answers nothing for a closed log.
+func TestPeekCommittedAtNeverStampsUse(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	opts := DefaultOptions(vfs.NewMem(), "/data")
+	opts.Now = func() time.Time { return clock }
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ref := domain.PartitionRef{Topic: "t", TopicID: "00000000000000aa", Partition: 0}
+	if _, err := s.CommitDurable(context.Background(), ref, []domain.Record{{Payload: []byte("x"), CommittedAtMs: 1_800_000_000_123}}); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := s.PeekCommittedAt(ref, 0); !ok || at != 1_800_000_000_123 {
+		t.Fatalf("peek %d %v", at, ok)
+	}
+	if _, ok := s.PeekCommittedAt(ref, 1); ok {
+		t.Fatal("peek past the high watermark answered")
+	}
+	clock = clock.Add(opts.IdleEviction + time.Minute)
+	s.PeekCommittedAt(ref, 0)
+	s.evictOnce()
+	if s.Stats().OpenLogs != 0 {
+		t.Fatal("a peek kept the log from idle eviction")
+	}
+	if _, ok := s.PeekCommittedAt(ref, 0); ok {
+		t.Fatal("a peek answered for a closed log")
+	}
+}

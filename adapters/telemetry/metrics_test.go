@@ -65,3 +65,23 @@ narad_inflight_size{partition="1",topic="orders"} 3
 		t.Fatalf("a gone partition is still exported: %d %v", n, err)
 	}
 }
+
+// ensure that retention drops are exported per partition and the oldest-unacked age only when known.
+func TestPartitionDropsAndAge(t *testing.T) {
+	m := NewMetrics()
+	m.PartitionGauges(func() []PartitionSample {
+		return []PartitionSample{{Topic: "a", Partition: 0, Dropped: 4, OldestAgeSeconds: 2.5}, {Topic: "b", Partition: 1, OldestAgeSeconds: -1}}
+	})
+	want := `
+# HELP narad_consumer_dropped_messages Unacked records already deleted by retention.
+# TYPE narad_consumer_dropped_messages gauge
+narad_consumer_dropped_messages{partition="0",topic="a"} 4
+narad_consumer_dropped_messages{partition="1",topic="b"} 0
+# HELP narad_oldest_unconsumed_message_age_seconds Age of the oldest unacked record.
+# TYPE narad_oldest_unconsumed_message_age_seconds gauge
+narad_oldest_unconsumed_message_age_seconds{partition="0",topic="a"} 2.5
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_consumer_dropped_messages", "narad_oldest_unconsumed_message_age_seconds"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -14,6 +14,11 @@ type PartitionSample struct {
 	AckedAhead int
 	// Lag is the high watermark minus the committed frontier; -1 unknown.
 	Lag int64
+	// Dropped counts unacked records retention deleted.
+	Dropped int64
+	// OldestAgeSeconds is the age of the oldest unacked record (0 when all
+	// are settled); negative when unknown (a closed log).
+	OldestAgeSeconds float64
 }
 
 // partitionCollector turns samples read at scrape time into the
@@ -22,10 +27,13 @@ type PartitionSample struct {
 type partitionCollector struct {
 	sample               func() []PartitionSample
 	inflight, ahead, lag *prometheus.Desc
+	dropped, age         *prometheus.Desc
 }
 
-// PartitionGauges registers narad_inflight_size, narad_acked_ahead_size and
-// narad_consumer_lag_messages, read from sample at every scrape.
+// PartitionGauges registers narad_inflight_size, narad_acked_ahead_size,
+// narad_consumer_lag_messages, narad_consumer_dropped_messages and
+// narad_oldest_unconsumed_message_age_seconds, read from sample at every
+// scrape.
 func (m *Metrics) PartitionGauges(sample func() []PartitionSample) {
 	labels := []string{"topic", "partition"}
 	m.Registry.MustRegister(&partitionCollector{
@@ -33,6 +41,8 @@ func (m *Metrics) PartitionGauges(sample func() []PartitionSample) {
 		inflight: prometheus.NewDesc("narad_inflight_size", "Current leases per partition.", labels, nil),
 		ahead:    prometheus.NewDesc("narad_acked_ahead_size", "Out-of-order acks held per partition.", labels, nil),
 		lag:      prometheus.NewDesc("narad_consumer_lag_messages", "High watermark minus the committed frontier.", labels, nil),
+		dropped:  prometheus.NewDesc("narad_consumer_dropped_messages", "Unacked records already deleted by retention.", labels, nil),
+		age:      prometheus.NewDesc("narad_oldest_unconsumed_message_age_seconds", "Age of the oldest unacked record.", labels, nil),
 	})
 }
 
@@ -40,6 +50,8 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.inflight
 	ch <- c.ahead
 	ch <- c.lag
+	ch <- c.dropped
+	ch <- c.age
 }
 
 func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
@@ -49,6 +61,10 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.ahead, prometheus.GaugeValue, float64(s.AckedAhead), s.Topic, p)
 		if s.Lag >= 0 {
 			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(s.Lag), s.Topic, p)
+		}
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.GaugeValue, float64(s.Dropped), s.Topic, p)
+		if s.OldestAgeSeconds >= 0 {
+			ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, s.OldestAgeSeconds, s.Topic, p)
 		}
 	}
 }

@@ -11,6 +11,8 @@ type ShardStats struct {
 	AckedAhead int
 	// Committed is the frontier: every offset at or below it is settled.
 	Committed int64
+	// Dropped counts unsettled records retention deleted (frontier jumps).
+	Dropped int64
 }
 
 // Stats returns the state of every live shard. It takes each shard's lock
@@ -28,7 +30,7 @@ func (s *Service) Stats() []ShardStats {
 		}
 		sh.mu.Lock()
 		if !sh.gone {
-			out = append(out, ShardStats{Ref: sh.ref, InFlight: sh.l.InFlight(), AckedAhead: len(sh.l.AckedAhead()), Committed: sh.l.Committed()})
+			out = append(out, ShardStats{Ref: sh.ref, InFlight: sh.l.InFlight(), AckedAhead: len(sh.l.AckedAhead()), Committed: sh.l.Committed(), Dropped: sh.l.Dropped()})
 		}
 		sh.mu.Unlock()
 	}

@@ -39,6 +39,8 @@ type Shard struct {
 	// so the search for the lowest free offset starts at max(scan,
 	// committed+1). Freeing an offset lowers it.
 	scan int64
+	// dropped counts unsettled records retention deleted (see Dropped).
+	dropped int64
 }
 
 // NewShard starts a shard at the persisted frontier committed (-1 for none)
@@ -62,6 +64,10 @@ func NewShard(committed int64, ahead []int64, caps Caps, seed [32]byte) *Shard {
 	s.advance()
 	return s
 }
+
+// Dropped counts the unsettled records retention deleted before they were
+// acked (the frontier jumps), since the shard was made.
+func (s *Shard) Dropped() int64 { return s.dropped }
 
 // Committed is the frontier: every offset at or below it is settled.
 func (s *Shard) Committed() int64 { return s.committed }
@@ -234,6 +240,15 @@ func (s *Shard) jumpTo(oldest int64) {
 	if s.committed+1 >= oldest {
 		return
 	}
+	settled := 0 // offsets of the skipped range that were already settled
+	for _, set := range []map[int64]struct{}{s.ahead, s.corrupt} {
+		for o := range set {
+			if o < oldest {
+				settled++
+			}
+		}
+	}
+	s.dropped += oldest - 1 - s.committed - int64(settled)
 	s.committed = oldest - 1
 	for o := range s.leases {
 		if o <= s.committed {

@@ -174,3 +174,20 @@ func TestRestoreFromPersistedState(t *testing.T) {
 		t.Fatalf("committed %d after acking the hole, want 7", s.Committed())
 	}
 }
+
+// ensure that a retention jump counts only the unsettled records it skips (narad_consumer_dropped_messages).
+func TestDroppedCountsUnsettledRecordsRetentionDeleted(t *testing.T) {
+	s := NewShard(-1, nil, Caps{MaxInFlight: 8, MaxAckedAhead: 8}, [32]byte{3})
+	l0, _ := s.Reserve(0, 20, 0, 1000)
+	l1, _ := s.Reserve(0, 20, 0, 1000)
+	if err := s.Ack(l1.Offset, l1.Nonce, 1); err != nil { // 1 acked ahead
+		t.Fatal(err)
+	}
+	_ = l0
+	if _, ok := s.Reserve(2, 20, 10, 1000); !ok { // oldest retained is 10: 0..9 gone
+		t.Fatal("nothing reserved after the jump")
+	}
+	if got := s.Dropped(); got != 9 {
+		t.Fatalf("dropped %d, want 9 (offsets 0 and 2..9; 1 was acked)", got)
+	}
+}
