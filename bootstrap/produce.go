@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"go.uber.org/fx"
@@ -15,7 +14,6 @@ import (
 	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
-	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
 
@@ -52,9 +50,9 @@ func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, l *leaderconf
 // up; at stop it drains what it can (the WAL keeps the rest) before the WAL
 // and partition logs close.
 func runDispatcher(lc fx.Lifecycle, w *wal.WAL, s ports.MetadataStore, l *leaderconfirm.Latch, conf *leaderconfirm.Confirmer,
-	local *produce.Committer, c ports.Clock, id NodeIdentity, log *zap.Logger) {
+	local *produce.Committer, peers ports.PeerCommitter, c ports.Clock, id NodeIdentity, log *zap.Logger) {
 	d := produce.NewDispatcher(produce.DispatcherDeps{
-		WAL: w, Store: s, Latch: l, Confirmer: conf, Local: local, Peers: unreachablePeers{},
+		WAL: w, Store: s, Latch: l, Confirmer: conf, Local: local, Peers: peers,
 		Clock: c, Log: newSlog(log.With(zap.String("component", "dispatcher"))), Self: id.ID,
 	})
 	runWorker(lc, d.Run)
@@ -72,13 +70,4 @@ func runWorker(lc fx.Lifecycle, fn func(context.Context)) {
 		},
 		OnStop: func(context.Context) error { cancel(); wg.Wait(); return nil },
 	})
-}
-
-// unreachablePeers is the PeerCommitter of a node without the node-to-node
-// plane (the cluster issue builds it over QUIC): every other owner is
-// unreachable, so the dispatcher keeps their records in the WAL and retries.
-type unreachablePeers struct{}
-
-func (unreachablePeers) CommitBatch(_ context.Context, node string, _ ports.CommitRequest) (int64, error) {
-	return 0, fmt.Errorf("commit to node %s: no node-to-node transport on this build: %w", node, domain.ErrUnavailable)
 }

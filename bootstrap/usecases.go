@@ -18,4 +18,5 @@ var useCaseModule = fx.Module("usecases",
 	produceModule,
 	consumeModule,
 	controllerModule,
+	clusterModule,
 )

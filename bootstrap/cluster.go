@@ -1,0 +1,103 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/ports"
+)
+
+// clusterSecretGeneratedBytes sizes the secret a node without one makes for
+// the life of its process (api.md §6.1: only a node without peers may).
+const clusterSecretGeneratedBytes = 32
+
+// clusterModule is the node-to-node plane: the QUIC server (on the client
+// API's port number, over UDP) answering commits, consumes and acks for the
+// partitions this node owns, and the client that carries this node's
+// dispatch to other owners.
+var clusterModule = fx.Module("cluster",
+	fx.Provide(
+		newClusterSecret,
+		newPeerClient,
+		newPeers,
+		fx.Annotate(func(p *quicpeer.Peers) ports.PeerCommitter { return p }),
+	),
+	fx.Invoke(servePeers),
+)
+
+// ClusterSecret authenticates node-to-node streams.
+type ClusterSecret []byte
+
+func newClusterSecret(cfg config.Config, log *zap.Logger) (ClusterSecret, error) {
+	if s := cfg.Secrets.ClusterSecret; s != "" {
+		return ClusterSecret(s), nil
+	}
+	if len(cfg.Cluster.Peers) > 0 {
+		return nil, fmt.Errorf("NARAD_CLUSTER_SECRET is required to run with cluster.peers: nodes authenticate each other with it")
+	}
+	b := make([]byte, clusterSecretGeneratedBytes)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	log.Info("no cluster secret set: generated one for the life of this single-node process")
+	return ClusterSecret(b), nil
+}
+
+func newPeerClient(lc fx.Lifecycle, secret ClusterSecret, log *zap.Logger) (*quicpeer.Client, error) {
+	c, err := quicpeer.NewClient(quicpeer.ClientOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(c.Close))
+	return c, nil
+}
+
+func newPeers(c *quicpeer.Client, store ports.MetadataStore) *quicpeer.Peers {
+	return quicpeer.NewPeers(c, memberResolver{store})
+}
+
+// memberResolver finds a member's node-RPC address in the member table: its
+// client address, whose port number QUIC shares over UDP.
+type memberResolver struct{ store ports.MetadataCluster }
+
+func (r memberResolver) Addr(node string) (string, bool) {
+	members, err := r.store.Members()
+	if err != nil {
+		return "", false
+	}
+	for _, m := range members {
+		if m.ID == node && m.Addr != "" {
+			return m.Addr, true
+		}
+	}
+	return "", false
+}
+
+func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service, log *zap.Logger) error {
+	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
+	if err != nil {
+		return err
+	}
+	quicpeer.RegisterCommit(srv, committer)
+	quicpeer.RegisterConsume(srv, svc)
+	quicpeer.RegisterSettle(srv, svc)
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			if err := srv.Listen(cfg.HTTP.Addr); err != nil {
+				return fmt.Errorf("listen for node RPC (udp) on %s: %w", cfg.HTTP.Addr, err)
+			}
+			log.Info("node RPC listening", zap.String("addr", srv.Addr().String()))
+			return nil
+		},
+		OnStop: func(context.Context) error { return srv.Close() },
+	})
+	return nil
+}
