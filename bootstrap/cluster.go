@@ -87,8 +87,8 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 		return err
 	}
 	quicpeer.RegisterCommit(srv, committer)
-	quicpeer.RegisterConsume(srv, svc)
-	quicpeer.RegisterSettle(srv, svc)
+	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
+	quicpeer.RegisterSettle(srv, svc.Owner())
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/offsetstore"
+	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/bootstrap/config"
@@ -39,9 +40,9 @@ func newOffsetStore(lc fx.Lifecycle, cfg config.Config) (ports.OffsetStore, erro
 }
 
 func newConsumeService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, offsets ports.OffsetStore,
-	c ports.Clock, m ports.Metrics, id NodeIdentity, log *zap.Logger) (*consume.Service, error) {
+	peers *quicpeer.Peers, c ports.Clock, m ports.Metrics, id NodeIdentity, log *zap.Logger) (*consume.Service, error) {
 	return consume.New(consume.Deps{
-		Topics: s, Cluster: s, Logs: logs, Offsets: offsets, Clock: c, Metrics: m, SelfID: id.ID,
+		Topics: s, Cluster: s, Logs: logs, Offsets: offsets, Peers: peers, Clock: c, Metrics: m, SelfID: id.ID,
 		Seeds: rand.Reader, Logger: newSlog(log.With(zap.String("component", "consume"))),
 	}, consume.Options{
 		DurabilityInterval:     time.Duration(cfg.Storage.ConsumerOffsetCommitIntervalMs) * time.Millisecond,

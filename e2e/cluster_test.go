@@ -130,3 +130,52 @@ func TestThreeNodesProduceAnywhereConsumeFromOwners(t *testing.T) {
 		t.Fatalf("lost %d (e.g. %v); %d mismatched (e.g. %v)", len(lost), first(lost), len(l.mismatch), first(l.mismatch))
 	}
 }
+
+// ensure that on a 3-node cluster any node serves the whole topic: create via node 1, produce via node 2, consume via node 3 (it probes the other owners) and ack via node 1 (acks forwarded to each handle's owner), nothing lost.
+func TestThreeNodesAnyNodeServesEverything(t *testing.T) {
+	nodes := startCluster(t, 3)
+	c1, c2, c3 := client(t, nodes[0]), client(t, nodes[1]), client(t, nodes[2])
+	ctx := context.Background()
+	if _, err := c1.CreateTopic(ctx, httpclient.TopicSpec{Name: "anywhere", Partitions: 3}); err != nil {
+		t.Fatal(err)
+	}
+	waitPlaced(t, c3, "anywhere")
+	l := newLedger()
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 600; i++ {
+		id, payload := fmt.Sprintf("a-%04d", i), payloadFor(r, i)
+		if err := c2.Produce(ctx, "anywhere", payload, id, nil); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+		l.accept(id, payload)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for lost, _ := l.report(); len(lost) > 0 && time.Now().Before(deadline); lost, _ = l.report() {
+		res, err := c3.Consume(ctx, "anywhere", httpclient.ConsumeOptions{Max: 100, Wait: waitPerPoll})
+		if err != nil {
+			t.Fatalf("consume via node 3: %v", err)
+		}
+		if len(res.Messages) == 0 {
+			continue
+		}
+		handles := make([]string, 0, len(res.Messages))
+		for _, m := range res.Messages {
+			l.deliver(m)
+			handles = append(handles, m.ReceiptHandle)
+		}
+		results, err := c1.AckBatch(ctx, "anywhere", handles, httpclient.OpAck)
+		if err != nil {
+			t.Fatalf("ack via node 1: %v", err)
+		}
+		for i, res := range results {
+			if res.Status != 204 {
+				t.Fatalf("ack of %s via node 1: %d %s", handles[i], res.Status, res.Error)
+			}
+		}
+	}
+	lost, dups := l.report()
+	t.Logf("any node: %d accepted, %d lost, %d duplicates", len(l.accepted), len(lost), dups)
+	if len(lost) > 0 || len(l.mismatch) > 0 {
+		t.Fatalf("lost %d (e.g. %v); %d mismatched", len(lost), first(lost), len(l.mismatch))
+	}
+}

@@ -77,7 +77,7 @@ func (r *consumeRoutes) ackOne(c *gin.Context, raw string, op consume.Op) {
 		err = r.svc.Settle(c.Request.Context(), c.Param("topic"), h, op)
 	}
 	if err != nil {
-		respondError(c, r.log, err)
+		respondRouteError(c, r.log, err)
 		return
 	}
 	c.Status(http.StatusNoContent)

@@ -48,7 +48,8 @@ func (r *consumeRoutes) consume(c *gin.Context) {
 		respondError(c, r.log, err)
 		return
 	}
-	req := consume.Request{Topic: c.Param("topic"), Partition: p.partition, Offset: p.offset, Max: p.max, Identity: r.identity(c)}
+	req := consume.Request{Topic: c.Param("topic"), Partition: p.partition, Offset: p.offset, Max: p.max,
+		Identity: r.identity(c), LocalOnly: p.localOnly}
 	req.Mode, req.Pinned = consumeModeOf(p)
 	if req.Mode != consume.ModeReplay && !p.localOnly {
 		req.Wait = r.clampWait(c, p.wait)
@@ -60,7 +61,7 @@ func (r *consumeRoutes) consume(c *gin.Context) {
 	case err != nil && c.Request.Context().Err() != nil:
 		c.Abort() // the client went away: nothing to answer
 	case err != nil:
-		respondError(c, r.log, err)
+		respondRouteError(c, r.log, err)
 	case len(ds) == 0:
 		c.Status(http.StatusNoContent)
 	case req.Mode == consume.ModeBatch:
@@ -68,6 +69,28 @@ func (r *consumeRoutes) consume(c *gin.Context) {
 	default:
 		writeJSONBody(c, append(domain.AppendEnvelope(make([]byte, 0, envelopeCapacity(ds[0])), ds[0]), '\n'))
 	}
+}
+
+// retryAfterOwnerDown is the Retry-After of a dead owner's 503 (api.md
+// §2.14, §2.15).
+const retryAfterOwnerDown = "1"
+
+// respondRouteError answers a consume or settle error. The owner-routing
+// failures are plain text (api.md §3.3): a dead owner's 503 with
+// Retry-After: 1, a forward without an answer 502; the rest go through the
+// error table as JSON.
+func respondRouteError(c *gin.Context, log *zap.Logger, err error) {
+	down := errors.Is(err, domain.ErrOwnerDown)
+	if !down && !errors.Is(err, domain.ErrOwnerNoAnswer) {
+		respondError(c, log, err)
+		return
+	}
+	status, msg := statusOf(err)
+	log.Error("request failed", zap.String("route", c.FullPath()), zap.Int("status", status), zap.Error(err))
+	if down {
+		c.Header("Retry-After", retryAfterOwnerDown)
+	}
+	c.Data(status, "text/plain; charset=utf-8", []byte(msg+"\n"))
 }
 
 func consumeModeOf(p consumeParams) (consume.Mode, bool) {

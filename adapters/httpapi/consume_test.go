@@ -20,6 +20,7 @@ import (
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
 )
 
 const consumeSelf = "node-1"
@@ -38,10 +39,17 @@ type consumeFixture struct {
 
 func newConsumeFixture(t testing.TB, maxWait time.Duration, opts consume.Options) *consumeFixture {
 	t.Helper()
+	return newConsumeFixtureWith(t, maxWait, opts, nil)
+}
+
+// newConsumeFixtureWith is newConsumeFixture on a node that forwards to its
+// peers through peers (nil: a single node).
+func newConsumeFixtureWith(t testing.TB, maxWait time.Duration, opts consume.Options, peers ports.PeerForwarder) *consumeFixture {
+	t.Helper()
 	f := &consumeFixture{t: t, store: fake.NewMetaStore(), logs: fake.NewPartitionLogs(), clock: fake.NewClock(time.Now())}
 	svc, err := consume.New(consume.Deps{
 		Topics: f.store, Cluster: f.store, Logs: f.logs, Offsets: fake.NewOffsets(), Clock: f.clock,
-		Metrics: &fake.Metrics{}, SelfID: consumeSelf, Seeds: rand.Reader,
+		Metrics: &fake.Metrics{}, SelfID: consumeSelf, Seeds: rand.Reader, Peers: peers,
 	}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,7 @@ var errorTable = []outcome{
 	{domain.ErrNotOwner, http.StatusMisdirectedRequest, "this node does not own the requested partition"},
 	{domain.ErrWALFailed, http.StatusInternalServerError, "produce failed"},
 	{domain.ErrOwnerDown, http.StatusServiceUnavailable, "partition owner is down; retry later"},
+	{domain.ErrOwnerNoAnswer, http.StatusBadGateway, ""},
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, ""},
 	{domain.ErrLogClosed, http.StatusServiceUnavailable, "partition log is closing; retry"},
 	{domain.ErrClosed, http.StatusServiceUnavailable, "node is shutting down; retry"},

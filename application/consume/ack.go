@@ -40,54 +40,77 @@ func (s *Service) Nack(ctx context.Context, topic string, h domain.ReceiptHandle
 	return s.Settle(ctx, topic, h, OpNack)
 }
 
-// Settle applies op to h's lease.
+// Settle applies op to h's lease. With Deps.Peers set, a handle of another
+// node's partition is settled on its owner: domain.ErrOwnerDown when the
+// owner is marked dead, domain.ErrOwnerNoAnswer when the forward got no
+// answer (the op may have been applied).
 func (s *Service) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	t, err := s.topic(topic)
-	if err != nil {
-		return err
-	}
-	return s.settle(ctx, t, h, op)
+	return s.settleRouted(ctx, topic, h, op, s.peers != nil)
 }
 
 // AckBatch applies op to every handle independently and answers one error
 // (nil for success) per handle, in order. The whole request fails only when
-// the topic does not exist (domain.ErrTopicNotFound).
+// the topic does not exist (domain.ErrTopicNotFound). With Deps.Peers set,
+// handles of other nodes' partitions are grouped per owner, each group one
+// forward, the groups in parallel (internals.md §5.9).
 func (s *Service) AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op) ([]error, error) {
+	return s.ackBatch(ctx, topic, hs, op, s.peers != nil)
+}
+
+func (s *Service) settleRouted(ctx context.Context, topic string, h domain.ReceiptHandle, op Op, forward bool) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	t, err := s.topic(topic)
+	if err != nil {
+		return err
+	}
+	sh, owner, err := s.leaseShard(t, h.Partition, forward)
+	switch {
+	case err != nil:
+		return err
+	case owner != "":
+		return s.settleOnOwner(ctx, owner, t.Name, []domain.ReceiptHandle{h}, op)[0]
+	}
+	return s.settleOn(sh, t, h, op)
+}
+
+func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, forward bool) ([]error, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	t, err := s.topic(topic)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]error, len(hs))
+	remoteAt := make([]bool, len(hs)) // answered by groupRemote or its forwards
+	var groups map[string][]int       // live remote owner -> indexes of its handles
+	if forward {
+		if groups, err = s.groupRemote(t, hs, out, remoteAt); err != nil {
+			return nil, err
+		}
 	}
 	type found struct {
 		sh  *shard
 		err error
 	}
 	shards := make(map[int32]found, 8) // each partition's shard, found once per request
-	out := make([]error, len(hs))
 	for i, h := range hs {
+		if remoteAt[i] {
+			continue
+		}
 		f, ok := shards[h.Partition]
 		if !ok {
-			f.sh, f.err = s.leaseShard(t, h.Partition)
+			f.sh, _, f.err = s.leaseShard(t, h.Partition, false)
 			shards[h.Partition] = f
 		}
 		if out[i] = f.err; f.err == nil {
 			out[i] = s.settleOn(f.sh, t, h, op)
 		}
 	}
+	s.settleGroups(ctx, t.Name, hs, op, groups, out)
 	return out, nil
-}
-
-func (s *Service) settle(_ context.Context, t meta.Topic, h domain.ReceiptHandle, op Op) error {
-	sh, err := s.leaseShard(t, h.Partition)
-	if err != nil {
-		return err
-	}
-	return s.settleOn(sh, t, h, op)
 }
 
 // settleOn applies op to h's lease on sh, the shard of h's partition.
@@ -127,24 +150,28 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 
 // leaseShard finds the shard that may hold a lease on partition p of t: a
 // partition the topic does not have, or one no node served here, holds
-// none (410); another node's partition is not ours to settle.
-func (s *Service) leaseShard(t meta.Topic, p int32) (*shard, error) {
+// none (410). Another node's partition is not ours to settle
+// (domain.ErrNotOwner), or with forward set its live owner is named
+// (domain.ErrOwnerDown when it is marked dead).
+func (s *Service) leaseShard(t meta.Topic, p int32, forward bool) (_ *shard, owner string, _ error) {
 	gone := func() error { return fmt.Errorf("consume: %s/%d: %w", t.Name, p, domain.ErrLeaseGone) }
 	if p < 0 || p >= t.Partitions {
-		return nil, gone()
+		return nil, "", gone()
 	}
-	where, err := s.placementOf(t, p)
+	where, node, err := s.placementOf(t, p)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, "", err
+	case where == remote && forward:
+		return nil, node, s.checkOwnerAlive(t, p, node)
 	case where == remote:
-		return nil, fmt.Errorf("consume: %s/%d: %w", t.Name, p, domain.ErrNotOwner)
+		return nil, "", fmt.Errorf("consume: %s/%d: %w", t.Name, p, domain.ErrNotOwner)
 	case where == unassigned:
-		return nil, gone()
+		return nil, "", gone()
 	}
 	sh := s.existing(refOf(t, p))
 	if sh == nil {
-		return nil, gone()
+		return nil, "", gone()
 	}
-	return sh, nil
+	return sh, "", nil
 }

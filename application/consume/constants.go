@@ -38,3 +38,11 @@ const (
 
 // watchBufferCount is the metadata watch buffer of the delete watcher.
 const watchBufferCount = 256
+
+// Routing to other owners (internals.md §5.5, §5.11; api.md §2.15, §3.3).
+const (
+	reprobeIntervalMin = 100 * time.Millisecond // first pause between rounds of probes while waiting
+	reprobeIntervalMax = time.Second            // the pause doubles up to this
+	// ackNoAnswerMessage is the 502 of a forwarded ack, extend or nack.
+	ackNoAnswerMessage = "the partition owner did not answer; the ack may have been applied; retry"
+)

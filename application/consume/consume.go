@@ -38,6 +38,10 @@ type Request struct {
 	// Identity is who counts against the per-identity consume cap: the
 	// authenticated user, or the client address when security is off.
 	Identity string
+	// LocalOnly serves the request from this node's own partitions and
+	// never forwards it: a probe (local_only=1) or any request that arrived
+	// from a peer (internals.md §5.5).
+	LocalOnly bool
 }
 
 func (r Request) max() int {
@@ -54,10 +58,15 @@ func (r Request) scope() scope {
 // Consume serves one request: the leased deliveries (each with its receipt
 // handle), none when nothing became available within the wait, or for a
 // replay the one record (domain.ErrOffsetNotWritten past the high
-// watermark). Errors: domain.ErrTopicNotFound, domain.ErrPartitionOutOfRange,
-// domain.ErrInvalidArgument, domain.ErrNotOwner (another node's partition),
+// watermark). With Deps.Peers set (and req.LocalOnly clear) a pinned read,
+// a replay or a pinned batch of another node's partition goes to its owner,
+// and a queue or batch consume probes the other owners (route.go).
+// Errors: domain.ErrTopicNotFound, domain.ErrPartitionOutOfRange,
+// domain.ErrInvalidArgument, domain.ErrNotOwner (another node's partition
+// without Peers, or moved mid-request), domain.ErrOwnerDown (its owner is
+// marked dead), domain.ErrOwnerNoAnswer (the forward got no answer),
 // domain.ErrTooManyConsumes, domain.ErrLogClosed (transient), the replay
-// errors of Replay, ctx.Err().
+// errors of Replay, the owner's refusals, ctx.Err().
 func (s *Service) Consume(ctx context.Context, req Request) ([]domain.Delivery, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -70,8 +79,9 @@ func (s *Service) Consume(ctx context.Context, req Request) ([]domain.Delivery, 
 		return nil, err
 	}
 	defer done()
+	forward := s.peers != nil && !req.LocalOnly
 	if req.Mode == ModeReplay {
-		d, err := s.replay(ctx, req.Topic, req.Partition, req.Offset)
+		d, err := s.replay(ctx, req, forward)
 		if err != nil {
 			return nil, err
 		}
@@ -81,56 +91,66 @@ func (s *Service) Consume(ctx context.Context, req Request) ([]domain.Delivery, 
 	if err != nil {
 		return nil, err
 	}
-	sc, err := s.checkPinned(t, req.scope())
+	sc, owner, err := s.checkPinned(t, req.scope(), forward)
 	if err != nil {
 		return nil, err
 	}
-	return s.lease(ctx, t, sc, req)
+	if owner != "" {
+		return s.forwardConsume(ctx, owner, remoteRequest(req))
+	}
+	return s.lease(ctx, t, sc, req, forward && !sc.pinned)
 }
 
-// checkPinned refuses a partition out of range or owned by another node,
-// and marks a local one verified for the first pass.
-func (s *Service) checkPinned(t meta.Topic, sc scope) (scope, error) {
+// checkPinned refuses a partition out of range, and marks a local one
+// verified for the first pass. Another node's partition is refused
+// domain.ErrNotOwner, or with forward set named as owner once its owner is
+// known alive (domain.ErrOwnerDown when marked dead).
+func (s *Service) checkPinned(t meta.Topic, sc scope, forward bool) (_ scope, owner string, _ error) {
 	if !sc.pinned {
-		return sc, nil
+		return sc, "", nil
 	}
 	if sc.partition < 0 || sc.partition >= t.Partitions {
-		return sc, domain.ErrPartitionOutOfRange
+		return sc, "", domain.ErrPartitionOutOfRange
 	}
-	where, err := s.placementOf(t, sc.partition)
-	if err != nil {
-		return sc, err
-	}
-	if where == remote {
-		return sc, fmt.Errorf("consume: %s/%d: %w", t.Name, sc.partition, domain.ErrNotOwner)
+	where, node, err := s.placementOf(t, sc.partition)
+	switch {
+	case err != nil:
+		return sc, "", err
+	case where == remote && !forward:
+		return sc, "", fmt.Errorf("consume: %s/%d: %w", t.Name, sc.partition, domain.ErrNotOwner)
+	case where == remote:
+		return sc, node, s.checkOwnerAlive(t, sc.partition, node)
 	}
 	sc.verified = where == local
-	return sc, nil
+	return sc, "", nil
 }
 
 // lease runs the queue, pinned and batch modes: one non-blocking pass; if
 // it found nothing, a long poll for one record topped up by a second pass.
-func (s *Service) lease(ctx context.Context, t meta.Topic, sc scope, req Request) ([]domain.Delivery, error) {
+// routed adds the other owners (internals.md §5.5): they are probed after
+// the local pass and again while waiting (waitRouted).
+func (s *Service) lease(ctx context.Context, t meta.Topic, sc scope, req Request, routed bool) ([]domain.Delivery, error) {
 	start := s.clock.Now()
 	max := req.max()
 	ds, err := s.pass(ctx, t, sc, max, batchScanBytesMax)
-	sc.verified = false // ownership may change while waiting: look again
-	outcome := "hit"
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case len(ds) == 0 && req.Wait <= 0:
-		outcome = "no_wait"
-	case len(ds) == 0:
-		if ds, err = s.waitForOne(ctx, t, sc, req.Wait); err != nil {
+	}
+	sc.verified = false        // ownership may change while waiting: look again
+	outcome, from := "hit", "" // from: the owner that served ds when not this node
+	if len(ds) == 0 {
+		if ds, from, err = s.waitAny(ctx, t, sc, req, routed); err != nil {
 			s.metrics.ConsumeWaited(t.Name, "cancelled", s.clock.Now().Sub(start))
 			return nil, err
 		}
-		if len(ds) == 0 {
-			outcome = "timeout"
-		} else if max > 1 {
+		outcome = emptyOutcome(ds, req.Wait)
+		if len(ds) > 0 && from == "" && max > 1 {
 			ds = s.topUp(ctx, t, sc, ds, max)
 		}
+	}
+	if from != "" {
+		s.metrics.ConsumeWaited(t.Name, outcome, s.clock.Now().Sub(start))
+		return ds, nil // counted, trimmed and released (if cancelled) by its owner
 	}
 	if err := ctx.Err(); err != nil && len(ds) > 0 {
 		s.release(ds, "") // cancelled at hand-over: free them now, not after the visibility timeout
@@ -143,6 +163,30 @@ func (s *Service) lease(ctx context.Context, t meta.Topic, sc scope, req Request
 		s.metrics.MessagesConsumed(t.Name, d.Partition, 1, len(d.Record.Payload))
 	}
 	return ds, nil
+}
+
+// waitAny finds one record after an empty pass: on this node only, a long
+// poll (none without a wait); routed, the other owners too (waitRouted).
+func (s *Service) waitAny(ctx context.Context, t meta.Topic, sc scope, req Request, routed bool) ([]domain.Delivery, string, error) {
+	if routed {
+		return s.waitRouted(ctx, t, sc, req)
+	}
+	if req.Wait <= 0 {
+		return nil, "", nil
+	}
+	ds, err := s.waitForOne(ctx, t, sc, req.Wait)
+	return ds, "", err
+}
+
+// emptyOutcome names a consume's outcome for the wait metric.
+func emptyOutcome(ds []domain.Delivery, wait time.Duration) string {
+	switch {
+	case len(ds) > 0:
+		return "hit"
+	case wait <= 0:
+		return "no_wait"
+	}
+	return "timeout"
 }
 
 // topUp adds what one more non-blocking pass finds to the record a long

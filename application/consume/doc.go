@@ -7,9 +7,12 @@
 //
 // It reserves before it reads, never persists a lease (a crash means
 // redelivery, never loss) and never opens a file or a socket itself. It
-// serves only partitions whose assignment names this node; a pinned read,
-// replay or ack for another owner's partition answers domain.ErrNotOwner
-// until the cluster issue adds forwarding.
+// serves partitions whose assignment names this node; with a
+// ports.PeerForwarder it routes the rest to their owners (route.go,
+// ack_route.go: pinned reads, replays and settles forwarded, queue consumes
+// probing the other owners, 503 for a dead owner, 502 for no answer), and
+// never forwards a request that came from a peer (Owner). Without one, a
+// request for another owner's partition answers domain.ErrNotOwner.
 //
 // # Benchmarks
 //

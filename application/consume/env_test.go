@@ -29,6 +29,7 @@ type env struct {
 	metrics *fake.Metrics
 	opts    consume.Options
 	svc     *consume.Service
+	peers   ports.PeerForwarder // nil: a single node
 	stop    func()
 	ids     int
 }
@@ -49,7 +50,7 @@ func (e *env) newService(offsets ports.OffsetStore) *consume.Service {
 	e.t.Helper()
 	svc, err := consume.New(consume.Deps{
 		Topics: e.meta, Cluster: e.meta, Logs: e.reader, Offsets: offsets, Clock: e.clock,
-		Metrics: e.metrics, SelfID: self, Seeds: rand.Reader,
+		Metrics: e.metrics, SelfID: self, Seeds: rand.Reader, Peers: e.peers,
 	}, e.opts)
 	if err != nil {
 		e.t.Fatal(err)

@@ -24,10 +24,14 @@ func (s *Service) Replay(ctx context.Context, topic string, partition int32, off
 	if err := s.checkOpen(); err != nil {
 		return domain.Delivery{}, err
 	}
-	return s.replay(ctx, topic, partition, offset)
+	return s.replay(ctx, Request{Topic: topic, Mode: ModeReplay, Partition: partition, Offset: offset}, s.peers != nil)
 }
 
-func (s *Service) replay(ctx context.Context, topic string, partition int32, offset int64) (domain.Delivery, error) {
+// replay reads req's record here, or with forward set on its partition's
+// owner (internals.md §5.5: self → local, alive remote → forward, dead
+// remote → domain.ErrOwnerDown, no answer → domain.ErrOwnerNoAnswer).
+func (s *Service) replay(ctx context.Context, req Request, forward bool) (domain.Delivery, error) {
+	topic, partition, offset := req.Topic, req.Partition, req.Offset
 	if offset < 0 {
 		return domain.Delivery{}, domain.ErrOffsetNegative
 	}
@@ -35,9 +39,12 @@ func (s *Service) replay(ctx context.Context, topic string, partition int32, off
 	if err != nil {
 		return domain.Delivery{}, err
 	}
-	sc, err := s.checkPinned(t, scope{pinned: true, partition: partition})
-	if err != nil {
+	sc, owner, err := s.checkPinned(t, scope{pinned: true, partition: partition}, forward)
+	switch {
+	case err != nil:
 		return domain.Delivery{}, err
+	case owner != "":
+		return s.forwardReplay(ctx, owner, req)
 	}
 	if !sc.verified {
 		return domain.Delivery{}, domain.ErrOffsetNotWritten // unplaced: nothing was committed anywhere
@@ -66,4 +73,18 @@ func (s *Service) replayError(ref domain.PartitionRef, offset int64, err error) 
 		return err
 	}
 	return fmt.Errorf("consume: replay %s at %d: %w", ref, offset, err)
+}
+
+// forwardReplay reads the record on node, its partition's owner.
+func (s *Service) forwardReplay(ctx context.Context, node string, req Request) (domain.Delivery, error) {
+	ds, err := s.forwardConsume(ctx, node, remoteRequest(req))
+	switch {
+	case err != nil:
+		return domain.Delivery{}, err
+	case len(ds) == 0:
+		return domain.Delivery{}, domain.ErrOffsetNotWritten
+	}
+	d := ds[0]
+	d.Handle = nil // a replay carries no lease
+	return d, nil
 }

@@ -68,7 +68,7 @@ func (s *Service) partitionsOf(t meta.Topic, sc scope) ([]int32, error) {
 		return []int32{sc.partition}, nil
 	}
 	if sc.pinned {
-		where, err := s.placementOf(t, sc.partition)
+		where, _, err := s.placementOf(t, sc.partition)
 		if err != nil || where != local {
 			return nil, err
 		}

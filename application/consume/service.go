@@ -16,7 +16,8 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// Deps are the ports the Service drives. Every field but Logger is required.
+// Deps are the ports the Service drives. Every field but Peers and Logger
+// is required.
 type Deps struct {
 	Topics  ports.MetadataTopics
 	Cluster ports.MetadataCluster
@@ -30,6 +31,10 @@ type Deps struct {
 	// Seeds feeds each shard's nonce stream (32 bytes per shard); give it a
 	// cryptographic source so receipt handles cannot be guessed.
 	Seeds io.Reader
+	// Peers carries consumes and settles to other nodes' partitions
+	// (internals.md §5.5, §5.9); nil serves local partitions only, and a
+	// request for another owner's partition answers domain.ErrNotOwner.
+	Peers ports.PeerForwarder
 	// Logger receives the use case's warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -53,6 +58,7 @@ type Service struct {
 	logs    ports.PartitionReader
 	clock   ports.Clock
 	metrics ports.Metrics
+	peers   ports.PeerForwarder // nil: local partitions only
 	self    string
 	log     *slog.Logger
 
@@ -93,7 +99,7 @@ func New(d Deps, o Options) (*Service, error) {
 	}
 	s := &Service{
 		topics: d.Topics, cluster: d.Cluster, logs: d.Logs, clock: d.Clock, metrics: d.Metrics,
-		self: d.SelfID, log: log, seeds: d.Seeds, purgeIvl: o.PurgeInterval,
+		peers: d.Peers, self: d.SelfID, log: log, seeds: d.Seeds, purgeIvl: o.PurgeInterval,
 		shards:    shardTable{m: map[domain.PartitionRef]*shard{}},
 		admission: admission{limit: o.MaxInFlightPerIdentity, inFlight: map[string]int{}},
 	}
@@ -176,17 +182,19 @@ const (
 	remote
 )
 
-func (s *Service) placementOf(t meta.Topic, p int32) (placement, error) {
+// placementOf says where partition p of t is served and, when remote, by
+// which node.
+func (s *Service) placementOf(t meta.Topic, p int32) (placement, string, error) {
 	a, ok, err := s.cluster.Assignment(t.Name, p)
 	switch {
 	case err != nil:
-		return unassigned, fmt.Errorf("consume: read assignment %s/%d: %w", t.Name, p, err)
-	case !ok || (a.TopicID != "" && a.TopicID != t.ID):
-		return unassigned, nil
+		return unassigned, "", fmt.Errorf("consume: read assignment %s/%d: %w", t.Name, p, err)
+	case !ok || (a.TopicID != "" && a.TopicID != t.ID) || a.Owner == "":
+		return unassigned, "", nil
 	case a.Owner == s.self:
-		return local, nil
+		return local, s.self, nil
 	}
-	return remote, nil
+	return remote, a.Owner, nil
 }
 
 // localPartitions lists t's partitions this node owns, in order.

@@ -1,0 +1,33 @@
+package consume
+
+import (
+	"context"
+
+	"github.com/narad/narad/domain"
+)
+
+// Owner is the Service as a partition owner serves its peers: every
+// request is answered from this node's own partitions and never forwarded
+// again (internals.md §5.5), so a partition that moved mid-request answers
+// domain.ErrNotOwner instead of bouncing between nodes. Register it, not
+// the Service, as the node RPC's consume and settle handler.
+type Owner struct{ s *Service }
+
+// Owner returns the peer-facing view of s.
+func (s *Service) Owner() *Owner { return &Owner{s: s} }
+
+// Consume serves req from local partitions only (req.LocalOnly forced).
+func (o *Owner) Consume(ctx context.Context, req Request) ([]domain.Delivery, error) {
+	req.LocalOnly = true
+	return o.s.Consume(ctx, req)
+}
+
+// Settle applies op to h on a local partition only.
+func (o *Owner) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
+	return o.s.settleRouted(ctx, topic, h, op, false)
+}
+
+// AckBatch applies op to each handle on local partitions only.
+func (o *Owner) AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op) ([]error, error) {
+	return o.s.ackBatch(ctx, topic, hs, op, false)
+}

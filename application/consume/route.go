@@ -1,0 +1,186 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// ownerAnswers are the refusals a partition's owner sends back through
+// ports.PeerForwarder; any other error from a forward is a transport
+// failure (the owner may or may not have acted).
+var ownerAnswers = []error{
+	domain.ErrTopicNotFound, domain.ErrNotOwner, domain.ErrOwnerDown, domain.ErrUnavailable,
+	domain.ErrLogClosed, domain.ErrClosed, domain.ErrLeaseGone, domain.ErrOffsetGone,
+	domain.ErrRecordCorrupt, domain.ErrOffsetNotWritten, domain.ErrTooManyConsumes,
+	domain.ErrPartitionOutOfRange, domain.ErrInvalidReceiptHandle, domain.ErrOffsetNegative,
+	domain.ErrInvalidRecord, domain.ErrInvalidTopicName, domain.ErrInvalidArgument,
+	domain.ErrConflict, domain.ErrNotImplemented,
+}
+
+// isOwnerAnswer reports whether err is a refusal the owner answered.
+func isOwnerAnswer(err error) bool {
+	var r *domain.Refusal
+	if errors.As(err, &r) {
+		return true
+	}
+	for _, known := range ownerAnswers {
+		if errors.Is(err, known) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardFailure turns a forward's error into the client's answer: the
+// owner's refusal as is, the caller's own cancellation as is, anything else
+// a 502 carrying msg.
+func forwardFailure(ctx context.Context, node string, err error, msg string) error {
+	switch {
+	case isOwnerAnswer(err):
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("consume: forward to %s: %v: %w", node, err, domain.Refuse(domain.ErrOwnerNoAnswer, msg))
+}
+
+// deadMembers is the set of member ids the member table marks dead.
+func (s *Service) deadMembers() (map[string]bool, error) {
+	ms, err := s.cluster.Members()
+	if err != nil {
+		return nil, fmt.Errorf("consume: read members: %w", err)
+	}
+	dead := map[string]bool{}
+	for _, m := range ms {
+		if m.Status == meta.StatusDead {
+			dead[m.ID] = true
+		}
+	}
+	return dead, nil
+}
+
+// ownerDownErr is the refusal for a partition whose owner is marked dead
+// (story F12: 503, never 421).
+func ownerDownErr(t meta.Topic, p int32, node string) error {
+	return fmt.Errorf("consume: %s/%d owner %s: %w", t.Name, p, node, domain.ErrOwnerDown)
+}
+
+// checkOwnerAlive refuses a forward to a node marked dead.
+func (s *Service) checkOwnerAlive(t meta.Topic, p int32, node string) error {
+	dead, err := s.deadMembers()
+	if err != nil {
+		return err
+	}
+	if dead[node] {
+		return ownerDownErr(t, p, node)
+	}
+	return nil
+}
+
+// remoteOwners lists the other live nodes owning some of t's partitions,
+// each once, in an order rotated per call, and says whether this node owns
+// some too.
+func (s *Service) remoteOwners(t meta.Topic) (owners []string, ownsLocal bool, err error) {
+	rows, err := s.cluster.Assignments(t.Name)
+	if err != nil {
+		return nil, false, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)
+	}
+	dead, err := s.deadMembers()
+	if err != nil {
+		return nil, false, err
+	}
+	seen := map[string]bool{}
+	for _, a := range rows {
+		if a.Partition >= t.Partitions || (a.TopicID != "" && a.TopicID != t.ID) || a.Owner == "" {
+			continue
+		}
+		if a.Owner == s.self {
+			ownsLocal = true
+			continue
+		}
+		if !seen[a.Owner] && !dead[a.Owner] {
+			seen[a.Owner] = true
+			owners = append(owners, a.Owner)
+		}
+	}
+	if len(owners) > 1 {
+		start := int(s.rotor.Add(1) % uint32(len(owners)))
+		owners = append(owners[start:], owners[:start]...)
+	}
+	return owners, ownsLocal, nil
+}
+
+// remoteRequest is req as the owner's RPC carries it.
+func remoteRequest(req Request) ports.RemoteConsume {
+	modes := [...]ports.ConsumeMode{
+		ModeQueue: ports.ConsumeQueue, ModePinned: ports.ConsumePinned,
+		ModeBatch: ports.ConsumeBatch, ModeReplay: ports.ConsumeReplay,
+	}
+	r := ports.RemoteConsume{
+		Topic: req.Topic, Mode: modes[req.Mode], Partition: req.Partition, Pinned: req.Pinned,
+		Offset: req.Offset, Wait: max(req.Wait, 0),
+	}
+	if req.Mode == ModeBatch {
+		r.Max = int32(req.Max)
+	}
+	if req.Mode == ModeReplay {
+		r.Wait = 0
+	}
+	return r
+}
+
+// forwardConsume runs req on node, the owner of its pinned partition (or
+// of the whole request on a gateway). Deliveries that arrive after the
+// client gave up are released on the owner at once.
+func (s *Service) forwardConsume(ctx context.Context, node string, req ports.RemoteConsume) ([]domain.Delivery, error) {
+	ds, err := s.peers.ConsumeRemote(ctx, node, req)
+	if err != nil {
+		return nil, forwardFailure(ctx, node, err, fmt.Sprintf("the partition owner %s did not answer; retry", node))
+	}
+	if ctx.Err() != nil && len(ds) > 0 {
+		s.releaseRemote(ctx, node, req.Topic, ds)
+		return nil, ctx.Err()
+	}
+	return ds, nil
+}
+
+// releaseRemote nacks forwarded deliveries nobody will receive, so they
+// return to circulation before their visibility timeout.
+func (s *Service) releaseRemote(ctx context.Context, node, topic string, ds []domain.Delivery) {
+	hs := make([]domain.ReceiptHandle, 0, len(ds))
+	for _, d := range ds {
+		if d.Handle != nil {
+			hs = append(hs, *d.Handle)
+		}
+	}
+	if len(hs) == 0 {
+		return
+	}
+	if _, err := s.peers.SettleRemote(context.WithoutCancel(ctx), node, topic, hs, ports.SettleNack); err != nil {
+		s.log.Warn("release of forwarded deliveries failed; they return after their visibility timeout",
+			"node", node, "topic", topic, "count", len(hs), "err", err)
+	}
+}
+
+// probe asks each owner in turn for what it can hand out at once
+// (local_only, no wait) and returns the first answer that holds records
+// with the node that gave it; a failed probe counts as empty (internals.md
+// §5.5).
+func (s *Service) probe(ctx context.Context, owners []string, req ports.RemoteConsume) ([]domain.Delivery, string) {
+	req.LocalOnly, req.Wait = true, 0
+	for _, node := range owners {
+		if ctx.Err() != nil {
+			return nil, ""
+		}
+		ds, err := s.forwardConsume(ctx, node, req)
+		if err == nil && len(ds) > 0 {
+			return ds, node
+		}
+	}
+	return nil, ""
+}
