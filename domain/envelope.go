@@ -2,7 +2,6 @@ package domain
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -54,7 +53,7 @@ func appendKey(dst, key []byte) []byte {
 func appendPayload(dst, payload []byte) []byte {
 	dst = append(dst, `,"payload":`...)
 	switch {
-	case json.Valid(payload):
+	case validJSON(payload):
 		return append(dst, payload...)
 	case utf8.Valid(payload):
 		return appendJSONString(dst, string(payload))
