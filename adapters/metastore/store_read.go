@@ -84,7 +84,17 @@ func (s *Store) Assignment(topic string, partition int32) (meta.Assignment, bool
 func (s *Store) Moves() ([]meta.Move, error) { return readMany(s, meta.Moves) }
 
 // Members reads every member record.
-func (s *Store) Members() ([]meta.Member, error) { return readMany(s, meta.Members) }
+func (s *Store) Members() ([]meta.Member, error) {
+	index := s.sm.applied.Load()
+	if ms, ok := s.views.memberTable(index); ok {
+		return ms, nil
+	}
+	ms, err := readMany(s, meta.Members)
+	if err == nil {
+		s.views.putMembers(index, ms)
+	}
+	return ms, err
+}
 
 // Tombstones reads the decommissioned ids.
 func (s *Store) Tombstones() ([]meta.Tombstone, error) { return readMany(s, meta.Tombstones) }

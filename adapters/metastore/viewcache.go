@@ -7,8 +7,8 @@ import (
 	"github.com/narad/narad/domain/meta"
 )
 
-// viewCache keeps decoded topic and assignment views for the hot paths
-// (every produce, consume and ack reads them) until the replica applies
+// viewCache keeps decoded topic, assignment and member views for the hot
+// paths (every produce, consume, ack and remote commit reads them) until the replica applies
 // another entry: each lookup compares the applied index it loaded before
 // reading with the cache's, and a change drops everything. A value read at
 // index i is stored only while the cache still describes i, so nothing older
@@ -18,6 +18,7 @@ type viewCache struct {
 	index       uint64
 	topics      map[string]cachedTopic
 	assignments map[assignKey]cachedAssignment
+	members     []meta.Member // nil: not cached at this index
 }
 
 type assignKey struct {
@@ -41,6 +42,26 @@ func (c *viewCache) at(index uint64) {
 		c.index = index
 		c.topics = map[string]cachedTopic{}
 		c.assignments = map[assignKey]cachedAssignment{}
+		c.members = nil
+	}
+}
+
+// memberTable returns a copy of the cached member table, if any.
+func (c *viewCache) memberTable(index uint64) ([]meta.Member, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at(index)
+	if c.members == nil {
+		return nil, false
+	}
+	return slices.Clone(c.members), true
+}
+
+func (c *viewCache) putMembers(index uint64, ms []meta.Member) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index == index && c.topics != nil {
+		c.members = append(make([]meta.Member, 0, len(ms)), ms...)
 	}
 }
 

@@ -36,3 +36,27 @@ func TestViewCacheFollowsTheAppliedIndex(t *testing.T) {
 		t.Fatal("a remote stub was cached")
 	}
 }
+
+// ensure that the member table is cached per applied index and callers own their copy.
+func TestViewCacheMembers(t *testing.T) {
+	var c viewCache
+	if _, ok := c.memberTable(3); ok {
+		t.Fatal("empty cache hit")
+	}
+	c.putMembers(3, []meta.Member{{ID: "n1", Status: meta.StatusAlive}})
+	ms, ok := c.memberTable(3)
+	if !ok || len(ms) != 1 {
+		t.Fatalf("miss: %v %v", ms, ok)
+	}
+	ms[0].Status = meta.StatusDead
+	if again, _ := c.memberTable(3); again[0].Status != meta.StatusAlive {
+		t.Fatal("a caller's change reached the cache")
+	}
+	if _, ok := c.memberTable(4); ok {
+		t.Fatal("the member table of index 3 served at index 4")
+	}
+	c.putMembers(3, []meta.Member{{ID: "stale"}})
+	if _, ok := c.memberTable(4); ok {
+		t.Fatal("a read that raced an apply was stored")
+	}
+}
