@@ -55,14 +55,25 @@ type Service struct {
 	randMu sync.Mutex
 	random io.Reader
 
+	peers ports.PeerStats // nil: other owners' partitions cannot be asked
+
 	names nameLocks
 	place sync.Mutex // the assignment lock: one placement at a time
 }
 
+// Option configures a Service beyond its required ports.
+type Option func(*Service)
+
+// WithPeerStats lets the Service ask other owners for their partitions'
+// statistics (describe, and the attach point of a create-as-child). Without
+// it those partitions are placeholders and an attach over a remote parent
+// partition answers domain.ErrUnavailable.
+func WithPeerStats(p ports.PeerStats) Option { return func(s *Service) { s.peers = p } }
+
 // New returns a Service. random supplies incarnation ids (crypto/rand in
 // production); selfID is this node's member id.
 func New(store ports.MetadataStore, logs ports.PartitionLogs, schemas ports.SchemaValidator,
-	clock ports.Clock, random io.Reader, defaults Defaults, selfID string) (*Service, error) {
+	clock ports.Clock, random io.Reader, defaults Defaults, selfID string, opts ...Option) (*Service, error) {
 	if store == nil || logs == nil || schemas == nil || clock == nil || random == nil {
 		return nil, fmt.Errorf("nil dependency: %w", ErrInvalidConfig)
 	}
@@ -72,11 +83,15 @@ func New(store ports.MetadataStore, logs ports.PartitionLogs, schemas ports.Sche
 	if err := defaults.validate(); err != nil {
 		return nil, err
 	}
-	return &Service{
+	s := &Service{
 		store: store, logs: logs, schemas: schemas, clock: clock, random: random,
 		confirm: leaderconfirm.New(store), defaults: defaults, self: selfID,
 		names: nameLocks{held: map[string]*nameLock{}},
-	}, nil
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // newTopicID mints an incarnation id: 8 random bytes as 16 hex characters.
