@@ -95,3 +95,16 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// ensure that the exported path helpers name the directories the store
+// really writes, so files kept beside a partition's log land in it.
+func TestPathHelpersMatchLayout(t *testing.T) {
+	t.Parallel()
+	ref := domain.PartitionRef{Topic: "orders", TopicID: testID, Partition: 7}
+	if got, want := PartitionDir("/data", ref.Topic, ref.Partition), partDir(ref); got != want {
+		t.Fatalf("PartitionDir %q, want %q", got, want)
+	}
+	if got, want := MarkerPath("/data", "orders"), filepath.Join("/data", topicsDirName, "orders", markerFileName); got != want {
+		t.Fatalf("MarkerPath %q, want %q", got, want)
+	}
+}
