@@ -123,3 +123,22 @@ func (c *Confirmer) LinkGone(ctx context.Context, parent, child, epoch string) D
 		return keep("link live at that epoch", nil), nil
 	})
 }
+
+// LinkLive authorizes anchoring a cursor of the fan-out link parent →
+// child at epoch: skipping to its start offset and overwriting its cursor
+// file (internals.md §6.3). Destroy is true only when the confirmed view
+// has child attached to parent at exactly that epoch.
+func (c *Confirmer) LinkLive(ctx context.Context, parent, child, epoch string) Decision {
+	return c.confirm(ctx, func() (Decision, error) {
+		t, ok, err := c.store.Topic(child)
+		switch {
+		case err != nil:
+			return Decision{}, err
+		case !ok || t.Parent != parent:
+			return keep("link dissolved", nil), nil
+		case t.AttachEpoch != epoch:
+			return keep("link re-attached at another epoch", nil), nil
+		}
+		return destroy("link live at that epoch"), nil
+	})
+}

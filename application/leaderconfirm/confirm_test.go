@@ -157,6 +157,35 @@ func TestLinkGone(t *testing.T) {
 	}
 }
 
+// Ensure that a cursor may anchor only on the confirmed live link at its
+// own epoch, and that a failed barrier never authorizes it (§6.3).
+func TestLinkLive(t *testing.T) {
+	t.Parallel()
+	s := fake.NewMetaStore()
+	createTopic(t, s, "p", 1)
+	createTopic(t, s, "c", 2)
+	epoch := topicID(77)
+	c := leaderconfirm.New(s)
+	ctx := context.Background()
+	if d := c.LinkLive(ctx, "p", "c", epoch); d.Destroy {
+		t.Fatalf("before attach: %+v", d)
+	}
+	propose(t, s, &meta.AttachChild{Parent: "p", Child: "c", Epoch: epoch})
+	if d := c.LinkLive(ctx, "p", "c", epoch); !d.Destroy {
+		t.Fatalf("live link: %+v", d)
+	}
+	if d := c.LinkLive(ctx, "p", "c", topicID(78)); d.Destroy {
+		t.Fatalf("other epoch: %+v", d)
+	}
+	if d := c.LinkLive(ctx, "q", "c", epoch); d.Destroy {
+		t.Fatalf("other parent: %+v", d)
+	}
+	s.FailBarrier(meta.ErrUnavailable)
+	if d := c.LinkLive(ctx, "p", "c", epoch); d.Destroy || d.Err == nil {
+		t.Fatalf("failed barrier: %+v", d)
+	}
+}
+
 // Ensure that constructors reject nil dependencies.
 func TestNewRejectsNil(t *testing.T) {
 	t.Parallel()

@@ -1,7 +1,8 @@
 // Package leaderconfirm is the one helper every destructive path calls before
 // destroying data on the strength of metadata (orphan sweeps, dispatcher
-// discards, cursor-file removal, stale-copy reclaim), and the ownership
-// latch that gates ownership decisions until the replica has caught up once.
+// discards, cursor-file removal, cursor anchoring, stale-copy reclaim), and
+// the ownership latch that gates ownership decisions until the replica has
+// caught up once.
 //
 // A confirmation is a Barrier (a linearizable ReadIndex through the Raft
 // leader: on the leader it waits for its own state machine to apply its
