@@ -1,0 +1,41 @@
+package fanout
+
+import "time"
+
+// Reconcile (internals.md §6.1, §6.5, §6.7).
+const (
+	// reconcileInterval is the reconciler's tick.
+	reconcileInterval = 1 * time.Second
+	// skipLogEveryCount: a skipped pass (replica not caught up) is logged the
+	// first time and every this many times.
+	skipLogEveryCount = 30
+	// orphanSweepEveryTicks: the orphan cursor-file sweep runs on the first
+	// caught-up tick and every this many caught-up ticks.
+	orphanSweepEveryTicks = 30
+)
+
+// Cursor loop (§6.2, §6.4, §6.7).
+const (
+	// slabLongPollInterval bounds a slab read's wait for new records.
+	slabLongPollInterval = 1 * time.Second
+	// retryBackoffInterval separates attempts after a failed commit or
+	// cursor write.
+	retryBackoffInterval = 1 * time.Second
+	// batchMaxRecordsDefault, batchMaxBytesDefault and lingerDefault size a
+	// slab (fanout.max_batch_records, fanout.max_batch_bytes,
+	// fanout.linger_ms).
+	batchMaxRecordsDefault = 4096
+	batchMaxBytesDefault   = 4 << 20
+	lingerDefault          = 25 * time.Millisecond
+	// childCommitsInFlightMaxCount bounds the child partitions one slab
+	// commits to at once.
+	childCommitsInFlightMaxCount = 16
+	// peerCommitTimeout bounds one CommitProduceBatch to another node.
+	peerCommitTimeout = 30 * time.Second
+	// delaySleepMaxInterval caps a delay child's sleep until its next record
+	// is due (metadata freshness).
+	delaySleepMaxInterval = 30 * time.Second
+	// cleanupTimeout bounds the confirmation and removal of a stopped
+	// cursor's file.
+	cleanupTimeout = 10 * time.Second
+)

@@ -1,0 +1,165 @@
+package fanout
+
+import (
+	"errors"
+	"time"
+
+	"github.com/narad/narad/domain"
+)
+
+// slab is one read of the parent: the records to deliver, where the cursor
+// stands once they are delivered, and the offsets skipped on the way
+// (aged out or unreadable), counted as lost only after the advance.
+type slab struct {
+	recs    []domain.Record
+	end     int64
+	dropped int64
+	bytes   int
+}
+
+// readSlab reads from next (internals.md §6.2 step 1): a long-poll of at
+// most LongPoll when nothing is there, then a top-up until the record or
+// byte cap or the linger; never past the high watermark. Offsets below the
+// oldest retained one are jumped over (drop-behind), unreadable ones
+// skipped. A delay child's slab stops at the first record not yet due, and
+// when that is the first one the cursor sleeps until it is due.
+func (c *cursor) readSlab(next int64) (slab, error) {
+	s := slab{end: next}
+	for s.dropped < int64(c.e.o.BatchMaxRecords) {
+		wake, err := c.e.d.Logs.Changed(c.ref)
+		if err != nil {
+			return slab{end: next}, err
+		}
+		recs, err := c.e.d.Logs.Read(c.ctx, c.ref, s.end, c.e.o.BatchMaxRecords, c.e.o.BatchMaxBytes)
+		switch {
+		case err == nil:
+			return c.fill(s, recs), nil
+		case errors.Is(err, domain.ErrOffsetNotWritten):
+			c.dueLagMs.Store(0)
+			if s.dropped == 0 {
+				waitFor(c.ctx, wake, c.e.o.LongPoll)
+			}
+			return s, nil
+		case errors.Is(err, domain.ErrOffsetGone):
+			if err := c.skipGone(&s); err != nil {
+				return slab{end: next}, err
+			}
+		case errors.Is(err, domain.ErrRecordCorrupt):
+			s.end++
+			s.dropped++
+		default:
+			return slab{end: next}, err
+		}
+	}
+	return s, nil
+}
+
+// skipGone moves s past an offset the log no longer has: below the oldest
+// retained record it jumps to it, counting only offsets that had been
+// visible; inside the log it is a gap of one.
+func (c *cursor) skipGone(s *slab) error {
+	b, err := c.e.d.Logs.Bounds(c.ref)
+	if err != nil {
+		return err
+	}
+	if s.end < b.Oldest {
+		s.dropped += max(min(b.Oldest, b.HighWatermark)-s.end, 0)
+		s.end = b.Oldest
+		return nil
+	}
+	s.end++
+	s.dropped++
+	return nil
+}
+
+// fill completes a slab whose first read returned recs: top up while
+// everything read is due, then cut at the first record not yet due.
+func (c *cursor) fill(s slab, recs []domain.Record) slab {
+	if due, _ := c.due(recs); len(due) == len(recs) {
+		recs = c.topUp(recs)
+	}
+	due, blockedAt := c.due(recs)
+	c.noteDue(due, blockedAt)
+	if len(due) == 0 {
+		c.sleepUntilDue(blockedAt)
+		return s
+	}
+	s.recs = due
+	s.end = due[len(due)-1].Offset + 1
+	for _, r := range due {
+		s.bytes += len(r.Key) + len(r.Payload)
+	}
+	return s
+}
+
+// topUp reads on after recs until the slab is full or the linger passes.
+func (c *cursor) topUp(recs []domain.Record) []domain.Record {
+	deadline := time.Now().Add(c.e.o.Linger)
+	size := 0
+	for _, r := range recs {
+		size += len(r.Key) + len(r.Payload)
+	}
+	for len(recs) < c.e.o.BatchMaxRecords && size < c.e.o.BatchMaxBytes {
+		from := recs[len(recs)-1].Offset + 1
+		w, err := c.e.d.Logs.Changed(c.ref)
+		if err != nil {
+			return recs
+		}
+		more, err := c.e.d.Logs.Read(c.ctx, c.ref, from, c.e.o.BatchMaxRecords-len(recs), c.e.o.BatchMaxBytes-size)
+		if errors.Is(err, domain.ErrOffsetNotWritten) {
+			if !waitFor(c.ctx, w, time.Until(deadline)) {
+				return recs
+			}
+			continue
+		}
+		if err != nil || len(more) == 0 {
+			return recs // a gap or a damaged frame waits for the next slab
+		}
+		for _, r := range more {
+			size += len(r.Key) + len(r.Payload)
+		}
+		recs = append(recs, more...)
+	}
+	return recs
+}
+
+// due returns the prefix of recs deliverable now (§6.4): for a delay child
+// the records committed at or before now − delay; blockedAt is the commit
+// time of the first record held back (0 when none).
+func (c *cursor) due(recs []domain.Record) (deliverable []domain.Record, blockedAt int64) {
+	if c.delayMs <= 0 {
+		return recs, 0
+	}
+	cutoff := max(c.e.d.Clock.Now().UnixMilli()-c.delayMs, 1)
+	for i, r := range recs {
+		if r.CommittedAtMs > cutoff {
+			return recs[:i], r.CommittedAtMs
+		}
+	}
+	return recs, 0
+}
+
+// noteDue records the delay gauges: how late the oldest deliverable record
+// is, and when the held-back one becomes due.
+func (c *cursor) noteDue(due []domain.Record, blockedAt int64) {
+	if c.delayMs <= 0 {
+		return
+	}
+	lag := int64(0)
+	if len(due) > 0 {
+		lag = max(c.e.d.Clock.Now().UnixMilli()-(due[0].CommittedAtMs+c.delayMs), 0)
+	}
+	c.dueLagMs.Store(lag)
+	if blockedAt > 0 && len(due) == 0 {
+		c.blockedUntilMs.Store(blockedAt + c.delayMs)
+	} else {
+		c.blockedUntilMs.Store(0)
+	}
+}
+
+// sleepUntilDue sleeps until the record committed at blockedAt is due,
+// capped at DelaySleepMax; stopping the cursor wakes it.
+func (c *cursor) sleepUntilDue(blockedAt int64) {
+	wait := time.Duration(blockedAt+c.delayMs-c.e.d.Clock.Now().UnixMilli()) * time.Millisecond
+	sleep(c.ctx, min(max(wait, time.Millisecond), c.e.o.DelaySleepMax))
+}
