@@ -27,11 +27,9 @@ type FanoutSample struct {
 	DueLagSeconds float64
 }
 
-// Fanout registers the fan-out series: the counters and histograms the
-// returned FanoutMetrics feeds, and narad_fanout_lag_messages and
-// narad_fanout_due_lag_seconds read from sample at every scrape (a cursor
-// that stopped simply stops appearing). Call it once per registry.
-func (m *Metrics) Fanout(sample func() []FanoutSample) *FanoutMetrics {
+// Fanout registers the fan-out counters and histograms the returned
+// FanoutMetrics feeds. Call it once per registry.
+func (m *Metrics) Fanout() *FanoutMetrics {
 	pc := []string{"parent", "child"}
 	f := &FanoutMetrics{
 		committed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "narad_fanout_committed_total",
@@ -45,13 +43,20 @@ func (m *Metrics) Fanout(sample func() []FanoutSample) *FanoutMetrics {
 			Help:    "Key and payload bytes per fan-out batch.",
 			Buckets: prometheus.ExponentialBuckets(fanoutBytesBucketStart, bucketFactor, fanoutBytesBuckets)}),
 	}
+	m.Registry.MustRegister(f.committed, f.dropped, f.batchRecords, f.batchBytes)
+	return f
+}
+
+// FanoutGauges registers narad_fanout_lag_messages and
+// narad_fanout_due_lag_seconds, read from sample at every scrape (a cursor
+// that stopped simply stops appearing). sample must answer quickly.
+func (m *Metrics) FanoutGauges(sample func() []FanoutSample) {
 	pcp := []string{"parent", "child", "partition"}
-	m.Registry.MustRegister(f.committed, f.dropped, f.batchRecords, f.batchBytes, &fanoutCollector{
+	m.Registry.MustRegister(&fanoutCollector{
 		sample: sample,
 		lag:    prometheus.NewDesc("narad_fanout_lag_messages", "Parent high watermark minus the child's cursor.", pcp, nil),
 		due:    prometheus.NewDesc("narad_fanout_due_lag_seconds", "How far behind due a delay child runs.", pcp, nil),
 	})
-	return f
 }
 
 // Copied counts records copied into child.

@@ -16,7 +16,8 @@ func TestFanoutSeries(t *testing.T) {
 		{Parent: "orders", Child: "later", Partition: 0, Lag: 40, Delayed: true, DueLagSeconds: 1.5},
 		{Parent: "orders", Child: "new", Partition: 0, Lag: -1},
 	}
-	f := m.Fanout(func() []FanoutSample { return samples })
+	f := m.Fanout()
+	m.FanoutGauges(func() []FanoutSample { return samples })
 	f.Copied("orders", "audit", 5)
 	f.Dropped("orders", "audit", 2)
 	f.Batch(5, 500)
