@@ -246,8 +246,22 @@ func (p *flakyPeers) CommitBatch(ctx context.Context, node string, req ports.Com
 // again without sleeping.
 type countingReader struct {
 	ports.PartitionReader
-	mu sync.Mutex
-	n  int
+	mu     sync.Mutex
+	n      int
+	bounds int
+}
+
+func (r *countingReader) Bounds(ref domain.PartitionRef) (ports.LogBounds, error) {
+	r.mu.Lock()
+	r.bounds++
+	r.mu.Unlock()
+	return r.PartitionReader.Bounds(ref)
+}
+
+func (r *countingReader) peeks() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bounds
 }
 
 func (r *countingReader) Read(ctx context.Context, ref domain.PartitionRef, from int64, maxRecords, maxBytes int) ([]domain.Record, error) {

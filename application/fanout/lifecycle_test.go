@@ -117,3 +117,20 @@ func TestOnlyOwnedParentPartitions(t *testing.T) {
 		t.Fatalf("cursors %+v", cs)
 	}
 }
+
+// api.md §5.5: an attached but idle link keeps no parent log open: at the
+// tail the cursor peeks at the bounds and waits, it never reads (a read
+// would stamp the log as used).
+func TestIdleCursorNeverReadsTheLog(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.opts.LongPoll = time.Millisecond
+	e.topic(t, "orders", 1, 1)
+	e.topic(t, "audit", 2, 1)
+	e.attach(t, "orders", "audit", topicID(90), 0, 0)
+	e.start(t)
+	eventually(t, "many idle polls", func() bool { return e.reads.peeks() >= 20 })
+	if n := e.reads.count(); n != 0 {
+		t.Fatalf("an idle cursor read the parent %d times", n)
+	}
+}

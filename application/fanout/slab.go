@@ -23,6 +23,10 @@ type slab struct {
 // oldest retained one are jumped over (drop-behind), unreadable ones
 // skipped. A delay child's slab stops at the first record not yet due, and
 // when that is the first one the cursor sleeps until it is due.
+//
+// A cursor at the tail waits on the bounds (a peek) and Changed, never on
+// Read: only a backlog read counts as use of the parent's log, so an idle
+// link keeps no log open.
 func (c *cursor) readSlab(next int64) (slab, error) {
 	s := slab{end: next}
 	for s.dropped < int64(c.e.o.BatchMaxRecords) {
@@ -30,15 +34,26 @@ func (c *cursor) readSlab(next int64) (slab, error) {
 		if err != nil {
 			return slab{end: next}, err
 		}
+		b, err := c.e.d.Logs.Bounds(c.ref)
+		switch {
+		case err != nil:
+			return slab{end: next}, err
+		case s.end >= b.HighWatermark:
+			c.dueLagMs.Store(0)
+			if s.dropped == 0 {
+				waitFor(c.ctx, wake, c.e.o.LongPoll)
+			}
+			return s, nil
+		case s.end < b.Oldest:
+			s.dropped += max(min(b.Oldest, b.HighWatermark)-s.end, 0)
+			s.end = b.Oldest
+			continue
+		}
 		recs, err := c.e.d.Logs.Read(c.ctx, c.ref, s.end, c.e.o.BatchMaxRecords, c.e.o.BatchMaxBytes)
 		switch {
 		case err == nil:
 			return c.fill(s, recs), nil
 		case errors.Is(err, domain.ErrOffsetNotWritten):
-			c.dueLagMs.Store(0)
-			if s.dropped == 0 {
-				waitFor(c.ctx, wake, c.e.o.LongPoll)
-			}
 			return s, nil
 		case errors.Is(err, domain.ErrOffsetGone):
 			if err := c.skipGone(&s); err != nil {
