@@ -212,8 +212,19 @@ func (s *stubPeerStats) PartitionStats(_ context.Context, _, _ string, _ domain.
 	return out, nil
 }
 
-// recreatingStore deletes and recreates topic "p" just before every
-// create-as-child is proposed.
+// isLink reports whether ev links a child under a parent.
+func isLink(ev meta.Event) bool {
+	switch e := ev.(type) {
+	case *meta.CreateTopicWith:
+		return e.Parent != nil
+	case *meta.AttachChildIf:
+		return true
+	}
+	return false
+}
+
+// recreatingStore deletes and recreates topic "p" just before every link
+// is proposed.
 type recreatingStore struct {
 	ports.MetadataStore
 	t *testing.T
@@ -221,7 +232,7 @@ type recreatingStore struct {
 }
 
 func (s *recreatingStore) Propose(ctx context.Context, env meta.Envelope) (ports.MetaApplied, error) {
-	if c, ok := env.Event.(*meta.CreateTopicWith); ok && c.Parent != nil {
+	if isLink(env.Event) {
 		s.n++
 		for _, ev := range []meta.Event{&meta.DeleteTopic{Name: "p"}, &meta.CreateTopic{Name: "p", ID: fmt.Sprintf("%016x", s.n), Partitions: 3, RetentionMs: 0, VisibilityTimeoutMs: 30_000, MaxInFlight: 1, MaxAckedAhead: 1}} {
 			if got, err := s.MetadataStore.Propose(ctx, meta.Envelope{Event: ev}); err != nil || !got.Result.OK() {
