@@ -105,7 +105,7 @@ func TestNodeMetricsFollowTraffic(t *testing.T) {
 	if code != 202 || metric(t, base, `narad_http_requests_total{method="POST",route="POST /v1/topics/{topic}/produce/batch",status="202"}`) != 1 {
 		t.Errorf("batch produce %d not counted once", code)
 	}
-	code, _ = send(t, "GET", base+"/v1/topics/alpha/consume?max=1", "", map[string]string{"X-Narad-Client": "t"})
+	code, _ = send(t, "GET", base+"/v1/topics/alpha/consume?max=1&wait=5s", "", map[string]string{"X-Narad-Client": "t"}) // the dispatcher commits asynchronously
 	if code != 200 {
 		t.Fatalf("consume %d", code)
 	}

@@ -19,5 +19,6 @@ var useCaseModule = fx.Module("usecases",
 	consumeModule,
 	controllerModule,
 	clusterModule,
+	orphansModule,
 	fanoutModule,
 )

@@ -30,6 +30,8 @@ func TopicRoutes(svc *topics.Service, log *zap.Logger) []Route {
 		{Method: http.MethodPatch, Path: "/v1/topics/:topic", Handle: h.alter},
 		{Method: http.MethodDelete, Path: "/v1/topics/:topic", Handle: h.delete},
 		{Method: http.MethodGet, Path: "/v1/topics/:topic/schema", Handle: h.schema},
+		{Method: http.MethodPost, Path: "/v1/topics/:topic/children", Handle: h.attach},
+		{Method: http.MethodDelete, Path: "/v1/topics/:topic/children/:child", Handle: h.detach},
 	}
 }
 
@@ -74,6 +76,11 @@ func decodeTopicBody(r io.Reader, v any) error {
 	if len(body) > topicBodyMaxBytes {
 		return clientErr(http.StatusRequestEntityTooLarge, "request body too large")
 	}
+	return decodeStrict(body, v)
+}
+
+// decodeStrict decodes exactly one JSON value with no unknown field.
+func decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -19,6 +19,12 @@ const (
 	SchemaVersionsMaxCount = 1000
 	// topicIDBytes is the random length of an incarnation id (16 hex).
 	topicIDBytes = 8
+	// attachEpochBytes is the random length of an attach epoch (16 hex,
+	// internals.md §6.3).
+	attachEpochBytes = 8
+	// attachPointTimeout bounds one owner's answer for the attach point
+	// (the node RPC's default reply deadline, internals.md §10.3).
+	attachPointTimeout = 5 * time.Second
 	// casAttempts is how often a compare-and-set entry is proposed before
 	// the refusal becomes "topic changed since it was read".
 	casAttempts = 2

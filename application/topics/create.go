@@ -45,11 +45,12 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	}
 	unlock := s.names.lock(req.Name)
 	defer unlock()
-	applied, err := s.store.Propose(ctx, s.envelope(ev))
-	if err != nil {
-		return Created{}, proposeFailure(err)
+	if req.Parent != "" {
+		err = s.proposeChild(ctx, req, ev)
+	} else {
+		err = s.proposeCreate(ctx, ev)
 	}
-	if err := s.createRefusal(req.Name, applied.Result); err != nil {
+	if err != nil {
 		return Created{}, err
 	}
 	t, err := s.readTopic(req.Name)
@@ -57,6 +58,15 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 		return Created{}, err
 	}
 	return Created{Topic: t, PlacementErr: s.placeMissing(ctx, t)}, nil
+}
+
+// proposeCreate proposes a standalone topic and maps its refusal.
+func (s *Service) proposeCreate(ctx context.Context, ev *meta.CreateTopicWith) error {
+	applied, err := s.store.Propose(ctx, s.envelope(ev))
+	if err != nil {
+		return proposeFailure(err)
+	}
+	return s.createRefusal(ev.Name, applied.Result)
 }
 
 // createEntry checks every rule of the request and resolves its defaults
@@ -72,9 +82,6 @@ func (s *Service) createEntry(req CreateRequest) (*meta.CreateTopicWith, error) 
 			return nil, err
 		}
 	}
-	if req.Parent != "" {
-		return nil, s.parentUnsupported(req.Parent)
-	}
 	id, err := s.newTopicID()
 	if err != nil {
 		return nil, err
@@ -82,7 +89,7 @@ func (s *Service) createEntry(req CreateRequest) (*meta.CreateTopicWith, error) 
 	d := s.defaults
 	c := meta.CreateTopic{
 		Name: req.Name, ID: id,
-		Partitions:          int32(orDefault(req.Partitions, int64(d.Partitions))),
+		Partitions:          int32(orDefault(req.Partitions, int64(d.Partitions))), // a child's default is its parent's: proposeChild
 		RetentionMs:         d.RetentionMs,
 		VisibilityTimeoutMs: orDefault(req.VisibilityMs, d.VisibilityMs),
 		MaxInFlight:         orDefault(req.MaxInFlight, d.MaxInFlight),
@@ -176,15 +183,6 @@ func checkRetention(ms int64, prefix string) error {
 		return invalidArg("retention_ms (%d) is below the minimum of %d (1 hour)", ms, RetentionFloorMs)
 	}
 	return nil
-}
-
-// parentUnsupported answers a create-as-child: 404 for a missing parent as
-// the spec orders it, else 501 until fan-out exists on this node.
-func (s *Service) parentUnsupported(parent string) error {
-	if _, err := s.readTopic(parent); err != nil {
-		return err
-	}
-	return domain.Refuse(domain.ErrNotImplemented, "creating a topic as a fan-out child is not implemented on this node yet")
 }
 
 // checkPlaceable refuses a create no member could take: every alive member

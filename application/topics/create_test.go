@@ -113,19 +113,6 @@ func TestCreateWithSchema(t *testing.T) {
 	}
 }
 
-// Ensure that a create-as-child of an existing parent is refused as not
-// implemented rather than half done.
-func TestCreateAsChildNotImplemented(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "p"})
-	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "c", Parent: "p"})
-	wantRefusal(t, err, domain.ErrNotImplemented, "")
-	if _, ok, _ := f.store.Topic("c"); ok {
-		t.Fatal("the child was created")
-	}
-}
-
 // Ensure that an unavailable metadata store answers 503 with the "may still
 // be applied" text the SDK matches (api.md appendix B.2).
 func TestCreateProposeFailure(t *testing.T) {

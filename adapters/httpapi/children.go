@@ -1,0 +1,51 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/narad/narad/application/topics"
+)
+
+// attachBody is a local attach (api.md §2.10.1).
+type attachBody struct {
+	Child   string `json:"child"`
+	DelayMs int64  `json:"delay_ms"`
+}
+
+// attach links an existing topic under the path's parent and answers the
+// parent. A body over 1 MiB is a 400 here, not a 413 (api.md §0.2).
+func (h *topicHandlers) attach(c *gin.Context) {
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, topicBodyMaxBytes+1))
+	switch {
+	case err != nil:
+		err = clientErr(http.StatusBadRequest, "invalid json: %v", err)
+	case len(body) > topicBodyMaxBytes:
+		err = clientErr(http.StatusBadRequest, "invalid json: http: request body too large")
+	}
+	var b attachBody
+	if err == nil {
+		err = decodeStrict(body, &b)
+	}
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	parent, err := h.svc.Attach(c.Request.Context(), topics.AttachRequest{Parent: c.Param("topic"), Child: b.Child, DelayMs: b.DelayMs})
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	respondJSON(c, http.StatusOK, topicView(parent))
+}
+
+// detach dissolves a link; the child keeps its records (api.md §2.12).
+func (h *topicHandlers) detach(c *gin.Context) {
+	if err := h.svc.Detach(c.Request.Context(), c.Param("topic"), c.Param("child")); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,45 @@
+package bootstrap
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/segmentlog"
+	"github.com/narad/narad/application/leaderconfirm"
+	"github.com/narad/narad/application/orphans"
+	"github.com/narad/narad/ports"
+)
+
+// latchPollInterval paces a worker waiting for the ownership latch.
+const latchPollInterval = time.Second
+
+// orphansModule runs the startup orphan sweep once the replica is caught up
+// (internals.md §9.8).
+var orphansModule = fx.Module("orphans", fx.Invoke(runOrphanSweep))
+
+func runOrphanSweep(lc fx.Lifecycle, s ports.MetadataStore, dirs *segmentlog.Store, conf *leaderconfirm.Confirmer,
+	latch *leaderconfirm.Latch, log *zap.Logger) {
+	sw := orphans.New(s, dirs, conf, newSlog(log.With(zap.String("component", "orphan-sweep"))))
+	runWorker(lc, func(ctx context.Context) {
+		if waitLatch(ctx, latch) {
+			sw.Run(ctx)
+		}
+	})
+}
+
+// waitLatch polls the ownership latch until it is set (true) or ctx ends.
+func waitLatch(ctx context.Context, latch *leaderconfirm.Latch) bool {
+	t := time.NewTicker(latchPollInterval)
+	defer t.Stop()
+	for !latch.Ready(ctx) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
