@@ -144,3 +144,53 @@ func TestFanoutCopiesParentIntoChild(t *testing.T) {
 			metric(t, base, fmt.Sprintf(`narad_fanout_lag_messages{child="audit",parent="orders",partition="%d"}`, before)) == 0
 	})
 }
+
+// ensure that over HTTP alone a create-as-child copies from its attach
+// point (conformance 79), and that after detach and re-attach the child
+// receives only what was produced after the re-attach (conformance 80).
+func TestFanoutOverHTTPAttachDetach(t *testing.T) {
+	base, _, _ := startedNodeWithStore(t)
+	produce := func(key, payload string) {
+		t.Helper()
+		if code, body := send(t, "POST", base+"/v1/topics/orders/produce?key="+key, payload, octet); code != 202 {
+			t.Fatalf("produce %s: %d %s", key, code, body)
+		}
+	}
+	visible := func(topic, key string) func() bool {
+		p := domain.KeyPartition([]byte(key), 3)
+		return func() bool {
+			for off := int64(0); ; off++ {
+				code, m := replay(t, base, topic, p, off)
+				if code != 200 {
+					return false
+				}
+				if m.Key == key {
+					return true
+				}
+			}
+		}
+	}
+	if code, body := send(t, "POST", base+"/v1/topics", `{"name":"orders","partitions":3}`, jsonCT); code != 201 {
+		t.Fatalf("create parent: %d %s", code, body)
+	}
+	produce("before", `"b"`)
+	waitUntil(t, "the pre-attach record visible", visible("orders", "before"))
+	if code, body := send(t, "POST", base+"/v1/topics", `{"name":"audit","parent":"orders"}`, jsonCT); code != 201 {
+		t.Fatalf("create child: %d %s", code, body)
+	}
+	produce("first", `"1"`)
+	waitUntil(t, "the first record in the child", visible("audit", "first"))
+	if code, body := send(t, "DELETE", base+"/v1/topics/orders/children/audit", "", nil); code != 204 {
+		t.Fatalf("detach: %d %s", code, body)
+	}
+	produce("detached", `"d"`)
+	waitUntil(t, "the detached-interval record in the parent", visible("orders", "detached"))
+	if code, body := send(t, "POST", base+"/v1/topics/orders/children", `{"child":"audit"}`, jsonCT); code != 200 {
+		t.Fatalf("re-attach: %d %s", code, body)
+	}
+	produce("second", `"2"`)
+	waitUntil(t, "the post-re-attach record in the child", visible("audit", "second"))
+	if got := replayAll(t, base, "audit", 3); !slices.Equal(got, []string{`first="1"`, `second="2"`}) {
+		t.Fatalf("child holds %v", got)
+	}
+}

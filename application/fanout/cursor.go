@@ -97,9 +97,8 @@ func (c *cursor) loop() error {
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
-		sizes, err := c.validate()
-		if err != nil {
-			return err
+		if _, err := c.validate(); err != nil {
+			return err // an idle cursor notices a dissolved link too
 		}
 		s, err := c.readSlab(next)
 		if err != nil {
@@ -110,7 +109,7 @@ func (c *cursor) loop() error {
 		if s.end == next {
 			continue
 		}
-		if err := c.deliver(s.recs, sizes); err != nil {
+		if err := c.deliver(s.recs); err != nil {
 			return err
 		}
 		if err := c.advance(s); err != nil {

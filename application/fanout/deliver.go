@@ -16,15 +16,21 @@ import (
 // errUnplaced: the child partition has no owner yet; its bucket waits.
 var errUnplaced = errors.New("fanout: child partition not placed")
 
-// deliver commits recs to the child (internals.md §6.2 steps 3-5): buckets
-// per child partition, committed concurrently; on a partial failure only
-// the failed partitions' records are kept (copied off the parent log),
-// and after the backoff the link is re-checked and they are re-bucketed
-// under the child's current partition count. It returns nil once every
-// record is acknowledged, or the reason to stop (never having advanced).
-func (c *cursor) deliver(recs []domain.Record, sizes partitionCounts) error {
+// deliver commits recs to the child (internals.md §6.2 steps 2-5): the
+// link re-validated after the read (a slab read across a detach is dropped
+// unadvanced), buckets per child partition committed concurrently; on a
+// partial failure only the failed partitions' records are kept (copied
+// off the parent log), and after the backoff the link is re-checked and
+// they are re-bucketed under the child's current partition count. It
+// returns nil once every record is acknowledged, or the reason to stop
+// (never having advanced).
+func (c *cursor) deliver(recs []domain.Record) error {
 	pending, copied := recs, false
 	for attempt := 0; ; attempt++ {
+		sizes, err := c.validate()
+		if err != nil {
+			return err
+		}
 		failed, err := c.commitOnce(pending, sizes)
 		if len(failed) == 0 {
 			if attempt > 0 {
@@ -40,9 +46,6 @@ func (c *cursor) deliver(recs []domain.Record, sizes partitionCounts) error {
 			slog.Int("records", len(pending)), slog.Any("error", err))
 		if !sleep(c.ctx, c.e.o.RetryBackoff) {
 			return c.ctx.Err()
-		}
-		if sizes, err = c.validate(); err != nil {
-			return err
 		}
 	}
 }

@@ -249,6 +249,7 @@ type countingReader struct {
 	mu     sync.Mutex
 	n      int
 	bounds int
+	onRead func() // runs once, after the first read, before it returns
 }
 
 func (r *countingReader) Bounds(ref domain.PartitionRef) (ports.LogBounds, error) {
@@ -267,8 +268,14 @@ func (r *countingReader) peeks() int {
 func (r *countingReader) Read(ctx context.Context, ref domain.PartitionRef, from int64, maxRecords, maxBytes int) ([]domain.Record, error) {
 	r.mu.Lock()
 	r.n++
+	hook := r.onRead
+	r.onRead = nil
 	r.mu.Unlock()
-	return r.PartitionReader.Read(ctx, ref, from, maxRecords, maxBytes)
+	recs, err := r.PartitionReader.Read(ctx, ref, from, maxRecords, maxBytes)
+	if hook != nil {
+		hook()
+	}
+	return recs, err
 }
 
 func (r *countingReader) count() int {

@@ -1,6 +1,7 @@
 package fanout_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -132,5 +133,29 @@ func TestIdleCursorNeverReadsTheLog(t *testing.T) {
 	eventually(t, "many idle polls", func() bool { return e.reads.peeks() >= 20 })
 	if n := e.reads.count(); n != 0 {
 		t.Fatalf("an idle cursor read the parent %d times", n)
+	}
+}
+
+// §6.2 step 2: the link is re-validated after the slab is read, so a slab
+// read across a detach is dropped unadvanced, never copied.
+func TestSlabReadAcrossADetachIsDropped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.topic(t, "orders", 1, 1)
+	e.topic(t, "audit", 2, 1)
+	e.attach(t, "orders", "audit", topicID(90), 0, 0)
+	e.produce(t, "orders", 0, "x")
+	detached := make(chan error, 1)
+	e.reads.onRead = func() {
+		_, err := e.store.Propose(context.Background(), meta.Envelope{AtMs: 1, Event: &meta.DetachChild{Parent: "orders", Child: "audit"}})
+		detached <- err
+	}
+	e.start(t)
+	if err := <-detached; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the cursor to stop", func() bool { _, ok := e.engine.Cursor("orders", 0, "audit"); return !ok })
+	if got := e.records(t, "audit", 0); len(got) != 0 {
+		t.Fatalf("a slab read across the detach was copied: %v", got)
 	}
 }
