@@ -12,7 +12,7 @@ import (
 var _ ports.FanoutCursors = (*FanoutCursors)(nil)
 
 // FanoutCursors is an in-memory ports.FanoutCursors. Every partition
-// directory exists until RemoveDir; Corrupt makes a file unreadable until
+// directory exists until RemoveDir (MakeDir brings it back); Corrupt makes a file unreadable until
 // the next Store; FailStores makes Stores fail. Files are keyed by parent
 // name and partition (not incarnation), as on disk. Safe for concurrent
 // use.
@@ -83,6 +83,13 @@ func (f *FanoutCursors) RemoveDir(parent domain.PartitionRef) {
 	}
 }
 
+// MakeDir makes parent's directory exist again.
+func (f *FanoutCursors) MakeDir(parent domain.PartitionRef) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.goneDirs, cursorDir{parent.Topic, parent.Partition})
+}
+
 // FailStores makes every Store fail with err until called with nil.
 func (f *FanoutCursors) FailStores(err error) {
 	f.mu.Lock()
@@ -111,8 +118,8 @@ func (f *FanoutCursors) Load(parent domain.PartitionRef, child string) (ports.Fa
 
 // Store writes the file unless its directory is gone or stores fail.
 func (f *FanoutCursors) Store(parent domain.PartitionRef, child string, c ports.FanoutCursor) error {
-	if c.Epoch == "" || c.NextOffset < 0 {
-		return fmt.Errorf("fake cursors: %+v: %w", c, domain.ErrInvalidRecord)
+	if c.Epoch == "" || c.NextOffset < 0 || domain.ValidateTopicName(child) != nil {
+		return fmt.Errorf("fake cursors: %s %+v: %w", child, c, domain.ErrInvalidRecord)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
