@@ -35,6 +35,9 @@ const (
 	// delaySleepMaxInterval caps a delay child's sleep until its next record
 	// is due (metadata freshness).
 	delaySleepMaxInterval = 30 * time.Second
+	// retryLogEveryCount: a failing child commit is logged as a warning on
+	// its first attempt and every this many attempts after.
+	retryLogEveryCount = 30
 	// cleanupTimeout bounds the confirmation and removal of a stopped
 	// cursor's file.
 	cleanupTimeout = 10 * time.Second

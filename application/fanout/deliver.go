@@ -42,8 +42,12 @@ func (c *cursor) deliver(recs []domain.Record) error {
 			failed, copied = cloneRecords(failed), true
 		}
 		pending = failed
-		c.log().Warn("fan-out child commit failed; retrying the failed partitions",
-			slog.Int("records", len(pending)), slog.Any("error", err))
+		level := slog.LevelDebug
+		if attempt%retryLogEveryCount == 0 {
+			level = slog.LevelWarn // the first failure and every 30th: a long outage logs twice a minute, not every second
+		}
+		c.log().Log(c.ctx, level, "fan-out child commit failed; retrying the failed partitions",
+			slog.Int("records", len(pending)), slog.Int("attempt", attempt+1), slog.Any("error", err))
 		if !sleep(c.ctx, c.e.o.RetryBackoff) {
 			return c.ctx.Err()
 		}
