@@ -142,3 +142,15 @@ const (
 	// the entries of its reply (a topic has at most 4,096 partitions).
 	statsPartitionsMaxCount = 65536
 )
+
+// Label values of the RPC metrics (api.md §7
+// narad_cluster_rpc_requests_total): see rpcOutcome.
+const (
+	OutcomeOK       = "ok"
+	OutcomeRejected = "rejected"
+	OutcomeFailed   = "failed"
+	OutcomeTimeout  = "timeout"
+	OutcomeError    = "error"
+	// opLabelUnknown labels a byte no operation has.
+	opLabelUnknown = "unknown"
+)
