@@ -7,6 +7,8 @@ const (
 	storageIOBuckets            = 9
 	schemaBucketStartSeconds    = 0.00005 // 50 µs … about 3.3 s over 9 buckets
 	schemaBuckets               = 9
+	rpcBucketStartSeconds       = 0.0001 // 100 µs … about 6.5 s over 9 buckets
+	rpcBuckets                  = 9
 )
 
 // Label values this package sets itself (api.md §7).
