@@ -3,22 +3,9 @@ package topics
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
-)
-
-// Describe's remote statistics (api.md §2.7; internals.md §6.6, §10.4).
-// They belong in constants.go; they sit here while that file is another
-// change's.
-const (
-	// describeOwnerTimeout is how long describe waits for one owner's
-	// answer ("gives each owner 2 seconds").
-	describeOwnerTimeout = 2 * time.Second
-	// describeOwnersInFlight bounds the owners asked at once (describe
-	// stats fan-out: 16 concurrent).
-	describeOwnersInFlight = 16
 )
 
 // ownerAsks groups the entries to ask other owners for, one call per
