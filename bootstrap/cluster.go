@@ -9,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/application/partitionstats"
 	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
@@ -20,14 +22,16 @@ import (
 const clusterSecretGeneratedBytes = 32
 
 // clusterModule is the node-to-node plane: the QUIC server (on the client
-// API's port number, over UDP) answering commits, consumes and acks for the
-// partitions this node owns, and the client that carries this node's
-// dispatch to other owners.
+// API's port number, over UDP) answering commits, consumes, acks and
+// partition statistics for the partitions this node owns, and the client
+// that carries this node's dispatch, forwards and describes to other owners
+// (every call counted in the node RPC metrics).
 var clusterModule = fx.Module("cluster",
 	fx.Provide(
 		newClusterSecret,
 		newPeerClient,
 		newPeers,
+		newPartitionStats,
 		fx.Annotate(func(p *quicpeer.Peers) ports.PeerCommitter { return p }),
 	),
 	fx.Invoke(servePeers),
@@ -60,8 +64,14 @@ func newPeerClient(lc fx.Lifecycle, secret ClusterSecret, log *zap.Logger) (*qui
 	return c, nil
 }
 
-func newPeers(c *quicpeer.Client, store ports.MetadataStore) *quicpeer.Peers {
-	return quicpeer.NewPeers(c, memberResolver{store})
+func newPeers(c *quicpeer.Client, store ports.MetadataStore, m *telemetry.Metrics) *quicpeer.Peers {
+	return quicpeer.NewPeers(c, memberResolver{store}, quicpeer.WithObserver(m.ClusterRPC()))
+}
+
+// newPartitionStats is the owner side of op 8: this node's partitions'
+// statistics, for describes and attaches running elsewhere.
+func newPartitionStats(store ports.MetadataStore, logs ports.PartitionLogs, id NodeIdentity) *partitionstats.Reader {
+	return partitionstats.New(store, logs, id.ID)
 }
 
 // memberResolver finds a member's node-RPC address in the member table: its
@@ -81,7 +91,8 @@ func (r memberResolver) Addr(node string) (string, bool) {
 	return "", false
 }
 
-func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service, log *zap.Logger) error {
+func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
+	stats *partitionstats.Reader, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -89,6 +100,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterCommit(srv, committer)
 	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
 	quicpeer.RegisterSettle(srv, svc.Owner())
+	quicpeer.RegisterPartitionStats(srv, stats)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

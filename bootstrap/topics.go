@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/jsonschema"
+	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/bootstrap/config"
@@ -28,13 +29,16 @@ var topicsModule = fx.Module("topics",
 	fx.Invoke(runRetentionSync),
 )
 
-func newTopicService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, v ports.SchemaValidator, c ports.Clock, id NodeIdentity) (*topics.Service, error) {
+// newTopicService asks other owners for their partitions' statistics
+// through peers (describe, the attach point).
+func newTopicService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, v ports.SchemaValidator, c ports.Clock,
+	id NodeIdentity, peers *quicpeer.Peers) (*topics.Service, error) {
 	t := cfg.Topic
 	return topics.New(s, logs, v, c, rand.Reader, topics.Defaults{
 		Partitions: t.DefaultPartitions, MaxPartitions: t.MaxPartitions, RetentionMs: t.DefaultRetentionAgeMs,
 		VisibilityMs: t.DefaultVisibilityTimeoutMs, MaxInFlight: t.DefaultMaxInFlightPerPartition,
 		MaxAckedAhead: t.DefaultMaxAckedAheadPerPartition,
-	}, id.ID)
+	}, id.ID, topics.WithPeerStats(peers))
 }
 
 func runRetentionSync(lc fx.Lifecycle, s ports.MetadataStore, logs ports.PartitionLogs, log *zap.Logger) error {

@@ -134,3 +134,23 @@ const (
 	// forwardWaitGrace is added to a forwarded long poll's wait.
 	forwardWaitGrace = 2 * time.Second
 )
+
+// TopicPartitionStats (op 8) payloads, internals.md §6.6. Part of the wire
+// format: a decoder refuses a count above it before allocating.
+const (
+	// statsPartitionsMaxCount caps the partitions of one stats request and
+	// the entries of its reply (a topic has at most 4,096 partitions).
+	statsPartitionsMaxCount = 65536
+)
+
+// Label values of the RPC metrics (api.md §7
+// narad_cluster_rpc_requests_total): see rpcOutcome.
+const (
+	OutcomeOK       = "ok"
+	OutcomeRejected = "rejected"
+	OutcomeFailed   = "failed"
+	OutcomeTimeout  = "timeout"
+	OutcomeError    = "error"
+	// opLabelUnknown labels a byte no operation has.
+	opLabelUnknown = "unknown"
+)

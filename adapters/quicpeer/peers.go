@@ -3,6 +3,7 @@ package quicpeer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -29,17 +30,22 @@ var (
 type Peers struct {
 	client  *Client
 	resolve Resolver
+	obs     Observer
 }
 
 // NewPeers returns Peers over c and r; it panics on a nil dependency.
-func NewPeers(c *Client, r Resolver) *Peers {
+func NewPeers(c *Client, r Resolver, opts ...PeersOption) *Peers {
 	switch {
 	case c == nil:
 		panic("quicpeer: nil client")
 	case r == nil:
 		panic("quicpeer: nil resolver")
 	}
-	return &Peers{client: c, resolve: r}
+	p := &Peers{client: c, resolve: r, obs: noObserver{}}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // CommitBatch asks node to commit req (op 11) and returns the offset of its
@@ -63,22 +69,34 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 }
 
 // call resolves node, runs op and decodes the reply envelope: the success
-// body, or the owner's refusal as its domain error.
+// body, or the owner's refusal as its domain error. Every call is reported
+// to the Observer once.
 func (p *Peers) call(ctx context.Context, node string, op Op, payload []byte) ([]byte, error) {
-	addr, ok := p.resolve.Addr(node)
-	if !ok || addr == "" {
-		return nil, fmt.Errorf("quicpeer: call op %d on node %q: %w", op, node, ErrNoAddress)
-	}
-	raw, err := p.client.Call(ctx, addr, op, payload)
-	if err != nil {
+	start := time.Now()
+	rp, err := p.roundTrip(ctx, node, op, payload)
+	p.obs.RPCDone(OpLabel(op), rpcOutcome(rp.status, err), time.Since(start))
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	rp, err := decodeReply(raw)
-	if err != nil {
-		return nil, fmt.Errorf("quicpeer: reply to op %d from %s: %w", op, node, err)
-	}
-	if rp.code != "" {
+	case rp.code != "":
 		return nil, rp.err(node, op)
 	}
 	return rp.body, nil
+}
+
+// roundTrip resolves node, runs op and decodes the reply envelope.
+func (p *Peers) roundTrip(ctx context.Context, node string, op Op, payload []byte) (reply, error) {
+	addr, ok := p.resolve.Addr(node)
+	if !ok || addr == "" {
+		return reply{}, fmt.Errorf("quicpeer: call op %d on node %q: %w", op, node, ErrNoAddress)
+	}
+	raw, err := p.client.Call(ctx, addr, op, payload)
+	if err != nil {
+		return reply{}, err
+	}
+	rp, err := decodeReply(raw)
+	if err != nil {
+		return reply{}, fmt.Errorf("quicpeer: reply to op %d from %s: %w", op, node, err)
+	}
+	return rp, nil
 }

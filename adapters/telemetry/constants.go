@@ -7,6 +7,8 @@ const (
 	storageIOBuckets            = 9
 	schemaBucketStartSeconds    = 0.00005 // 50 µs … about 3.3 s over 9 buckets
 	schemaBuckets               = 9
+	rpcBucketStartSeconds       = 0.0001 // 100 µs … about 6.5 s over 9 buckets
+	rpcBuckets                  = 9
 	fanoutRecordsBucketStart    = 1 // 1 … 4,096 records over 7 buckets
 	fanoutRecordsBuckets        = 7
 	fanoutBytesBucketStart      = 64 // 64 B … 4 MiB over 9 buckets

@@ -29,6 +29,7 @@ type Metrics struct {
 	ackRejected               *prometheus.CounterVec
 	storage                   *StorageMetrics
 	schema                    *SchemaMetrics
+	clusterRPC                *ClusterRPCMetrics
 	// BootSeconds is the start-up time to the listener.
 	BootSeconds prometheus.Gauge
 }
@@ -73,6 +74,7 @@ func NewMetrics() *Metrics {
 	m.ackRejected = counter("narad_ack_rejected_total", "Acks refused (never in v3: acks are not refused).", "reason")
 	m.storage = newStorageMetrics(r, m.errors)
 	m.schema = newSchemaMetrics(r)
+	m.clusterRPC = newClusterRPCMetrics(r)
 	return m
 }
 

@@ -50,3 +50,13 @@ var schemaAnnotations = map[string]bool{
 	"title": true, "description": true, "examples": true, "$comment": true,
 	"default": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 }
+
+// Describe's remote statistics (api.md §2.7; internals.md §6.6, §10.4).
+const (
+	// describeOwnerTimeout is how long describe waits for one owner's
+	// answer ("gives each owner 2 seconds").
+	describeOwnerTimeout = 2 * time.Second
+	// describeOwnersInFlight bounds the owners asked at once (describe
+	// stats fan-out: 16 concurrent).
+	describeOwnersInFlight = 16
+)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -135,9 +135,14 @@ func TestCreateAsChildMissingParent(t *testing.T) {
 func TestCreateAsChildAntiAffineWithRemoteOwners(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "n1", "n2", "n3")
-	peers := &stubPeerStats{hwm: 9}
+	peers := fake.NewPeerStats()
 	f.rebuild(t, topics.WithPeerStats(peers))
-	f.create(t, topics.CreateRequest{Name: "rp"})
+	rp := f.create(t, topics.CreateRequest{Name: "rp"})
+	for p := range int32(3) {
+		if po, _, _ := f.store.Assignment("rp", p); po.Owner != self {
+			peers.Set(po.Owner, domain.PartitionRef{Topic: "rp", TopicID: domain.TopicID(rp.ID), Partition: p}, ports.LogStats{HighWatermark: 9})
+		}
+	}
 	c := f.create(t, topics.CreateRequest{Name: "rc", Parent: "rp"})
 	for p := range int32(3) {
 		po, _, _ := f.store.Assignment("rp", p)
@@ -153,8 +158,8 @@ func TestCreateAsChildAntiAffineWithRemoteOwners(t *testing.T) {
 			t.Fatalf("attach offset %d = %d, want %d (owner %s)", p, c.AttachOffsets[p], want, po.Owner)
 		}
 	}
-	if peers.calls.Load() != 2 {
-		t.Fatalf("%d PeerStats calls, want one per remote owner (2)", peers.calls.Load())
+	if n := len(peers.Calls()); n != 2 {
+		t.Fatalf("%d PeerStats calls, want one per remote owner (2)", n)
 	}
 }
 
@@ -163,7 +168,9 @@ func TestCreateAsChildAntiAffineWithRemoteOwners(t *testing.T) {
 func TestCreateAsChildUnreadableAttachPoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "n1", "n2")
-	f.rebuild(t, topics.WithPeerStats(&stubPeerStats{err: errors.New("no route")}))
+	peers := fake.NewPeerStats()
+	peers.Fail("n2", errors.New("no route"))
+	f.rebuild(t, topics.WithPeerStats(peers))
 	f.create(t, topics.CreateRequest{Name: "rp"})
 	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "rc", Parent: "rp"})
 	wantRefusal(t, err, domain.ErrUnavailable, "")
@@ -191,25 +198,6 @@ func (f *fixture) rebuild(t *testing.T, opts ...topics.Option) {
 		t.Fatal(err)
 	}
 	f.svc = svc
-}
-
-// stubPeerStats answers every partition with hwm, or fails with err.
-type stubPeerStats struct {
-	hwm   int64
-	err   error
-	calls atomic.Int32
-}
-
-func (s *stubPeerStats) PartitionStats(_ context.Context, _, _ string, _ domain.TopicID, parts []int32) ([]ports.LogStats, error) {
-	s.calls.Add(1)
-	if s.err != nil {
-		return nil, s.err
-	}
-	out := make([]ports.LogStats, len(parts))
-	for i := range out {
-		out[i].HighWatermark = s.hwm
-	}
-	return out, nil
 }
 
 // isLink reports whether ev links a child under a parent.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
 )
 
 // Description is a describe's answer (api.md §2.7).
@@ -42,10 +43,12 @@ type DescribeRequest struct {
 }
 
 // Describe returns the topic, its current schema and per-partition
-// statistics. Partitions this node owns report their log statistics (a
-// peek: it keeps no log open); any other partition is a placeholder until
-// node-to-node stats exist.
-func (s *Service) Describe(_ context.Context, req DescribeRequest) (Description, error) {
+// statistics (api.md §2.7). Partitions this node owns report their log
+// statistics (a peek: it keeps no log open); partitions of other live
+// owners are asked of those owners (describe_remote.go). A partition whose
+// owner cannot report is a placeholder saying why, and the answer is then
+// Partial rather than an error. ctx bounds the owners' calls.
+func (s *Service) Describe(ctx context.Context, req DescribeRequest) (Description, error) {
 	t, err := s.readTopic(req.Name)
 	if err != nil {
 		return Description{}, err
@@ -61,7 +64,7 @@ func (s *Service) Describe(_ context.Context, req DescribeRequest) (Description,
 		}
 		from, to = req.Partition, req.Partition+1
 	}
-	if d.Stats, err = s.partitionStats(t, from, to); err != nil {
+	if d.Stats, err = s.partitionStats(ctx, t, from, to); err != nil {
 		return Description{}, err
 	}
 	for _, st := range d.Stats {
@@ -83,8 +86,9 @@ func (s *Service) currentSchema(topic string) (int32, []byte, error) {
 	return last.Version, last.Schema, nil
 }
 
-// partitionStats builds the entries of partitions [from, to).
-func (s *Service) partitionStats(t meta.Topic, from, to int32) ([]PartitionStats, error) {
+// partitionStats builds the entries of partitions [from, to): local ones
+// from this node's logs, then other live owners' from those owners.
+func (s *Service) partitionStats(ctx context.Context, t meta.Topic, from, to int32) ([]PartitionStats, error) {
 	rows, err := s.store.Assignments(t.Name)
 	if err != nil {
 		return nil, readFailure(err)
@@ -100,14 +104,21 @@ func (s *Service) partitionStats(t meta.Topic, from, to int32) ([]PartitionStats
 		return nil, readFailure(err)
 	}
 	out := make([]PartitionStats, 0, to-from)
+	var remote ownerAsks
 	for p := from; p < to; p++ {
-		out = append(out, s.oneStats(t, p, owners[p], members))
+		st := s.oneStats(t, p, owners[p], members)
+		if s.askable(st) {
+			remote.add(st.OwnerNode, len(out))
+		}
+		out = append(out, st)
 	}
+	s.fetchRemote(ctx, t, remote, out)
 	return out, nil
 }
 
 // oneStats reports partition p: real numbers when this node owns it, a
-// placeholder naming why otherwise.
+// placeholder naming why otherwise (for another live owner, "unreachable"
+// until that owner answers).
 func (s *Service) oneStats(t meta.Topic, p int32, owner string, members []meta.Member) PartitionStats {
 	if owner == "" {
 		return placeholder(p, "", LivenessUnassigned)
@@ -121,6 +132,11 @@ func (s *Service) oneStats(t meta.Topic, p int32, owner string, members []meta.M
 		// never zeros dressed as "ok".
 		return placeholder(p, owner, LivenessUnreachable)
 	}
+	return reported(p, owner, ls)
+}
+
+// reported is partition p's entry from its owner's log statistics.
+func reported(p int32, owner string, ls ports.LogStats) PartitionStats {
 	st := PartitionStats{
 		Index: p, Segments: ls.Segments, OldestOffset: ls.OldestOffset, NextOffset: ls.NextOffset,
 		HighWatermark: ls.HighWatermark, SizeBytes: ls.SizeBytes, OwnerNode: owner, Status: StatusOK,
@@ -135,8 +151,10 @@ func placeholder(p int32, owner, liveness string) PartitionStats {
 	return PartitionStats{Index: p, OwnerNode: owner, Status: StatusOwnerUnavailable, OwnerLiveness: liveness}
 }
 
-// remoteLiveness says why another node's partition is a placeholder: this
-// node cannot ask other owners yet, so an alive owner reads "unreachable".
+// remoteLiveness says why another node's partition is a placeholder before
+// (or without) asking its owner: a dead owner is "dead", an owner with no
+// member record or no address "unknown", an alive one "unreachable" until
+// it answers.
 func remoteLiveness(owner string, members []meta.Member) string {
 	for _, m := range members {
 		if m.ID != owner {

@@ -1,0 +1,163 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+var _ ports.PeerStats = (*PeerStats)(nil)
+
+// PeerStatsCall is one PartitionStats a PeerStats saw. Deadline is the
+// call's context deadline (zero without one).
+type PeerStatsCall struct {
+	Node, Topic string
+	ID          domain.TopicID
+	Parts       []int32
+	Deadline    time.Time
+}
+
+// PeerStats is an in-memory ports.PeerStats. Each node answers the stats
+// Set for it, for the incarnation they were set under: a partition with
+// nothing set is another node's (domain.ErrNotOwner), a request naming
+// another incarnation is domain.ErrTopicNotFound. Fail makes a node's
+// calls fail; Block holds every later call until released or until its
+// context ends. It records every call and the most calls in flight at
+// once. Safe for concurrent use.
+type PeerStats struct {
+	mu       sync.Mutex
+	stats    map[peerPart]peerStat
+	fail     map[string]error
+	gate     chan struct{} // nil: calls answer at once
+	calls    []PeerStatsCall
+	inFlight int
+	most     int
+}
+
+type peerPart struct {
+	node, topic string
+	partition   int32
+}
+
+type peerStat struct {
+	id domain.TopicID
+	st ports.LogStats
+}
+
+// NewPeerStats returns a PeerStats whose nodes own nothing.
+func NewPeerStats() *PeerStats {
+	return &PeerStats{stats: map[peerPart]peerStat{}, fail: map[string]error{}}
+}
+
+// Set makes node answer st for ref (its topic, incarnation and partition).
+func (f *PeerStats) Set(node string, ref domain.PartitionRef, st ports.LogStats) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stats[peerPart{node, ref.Topic, ref.Partition}] = peerStat{ref.TopicID, st}
+}
+
+// Fail makes every later call to node fail with err (ErrFakePeerFailure
+// when nil, a transport failure).
+func (f *PeerStats) Fail(node string, err error) {
+	if err == nil {
+		err = ErrFakePeerFailure
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail[node] = err
+}
+
+// Block holds every later call until release is called (or the call's
+// context ends: it then fails with ctx.Err()).
+func (f *PeerStats) Block() (release func()) {
+	gate := make(chan struct{})
+	f.mu.Lock()
+	f.gate = gate
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			if f.gate == gate {
+				f.gate = nil
+			}
+			f.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// PartitionStats answers node's stats for parts, in order.
+func (f *PeerStats) PartitionStats(ctx context.Context, node, topic string, id domain.TopicID, parts []int32) ([]ports.LogStats, error) {
+	gate := f.enter(ctx, node, topic, id, parts)
+	defer f.leave()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.fail[node]; err != nil {
+		return nil, err
+	}
+	out := make([]ports.LogStats, len(parts))
+	for i, p := range parts {
+		got, ok := f.stats[peerPart{node, topic, p}]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("fake peer stats: %s/%d not on %s: %w", topic, p, node, domain.ErrNotOwner)
+		case id != "" && id != got.id:
+			return nil, fmt.Errorf("fake peer stats: %s holds %s incarnation %q, not %q: %w", node, topic, got.id, id, domain.ErrTopicNotFound)
+		}
+		out[i] = got.st
+	}
+	return out, nil
+}
+
+// enter records the call and returns the gate it must wait for.
+func (f *PeerStats) enter(ctx context.Context, node, topic string, id domain.TopicID, parts []int32) chan struct{} {
+	deadline, _ := ctx.Deadline()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, PeerStatsCall{Node: node, Topic: topic, ID: id, Parts: append([]int32(nil), parts...), Deadline: deadline})
+	f.inFlight++
+	f.most = max(f.most, f.inFlight)
+	return f.gate
+}
+
+func (f *PeerStats) leave() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inFlight--
+}
+
+// Calls returns the calls seen, in arrival order.
+func (f *PeerStats) Calls() []PeerStatsCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]PeerStatsCall(nil), f.calls...)
+}
+
+// InFlight returns the calls running now.
+func (f *PeerStats) InFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inFlight
+}
+
+// MostInFlight returns the most calls that ever ran at once.
+func (f *PeerStats) MostInFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.most
+}

@@ -1,0 +1,88 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/domain"
+)
+
+// addrs resolves node ids to fixed addresses.
+type addrs map[string]string
+
+func (a addrs) Addr(node string) (string, bool) {
+	v, ok := a[node]
+	return v, ok
+}
+
+// ensure that a node answers op 8 (TopicPartitionStats) for the partitions
+// it owns over node RPC, on its client port over UDP, and refuses an
+// incarnation it does not hold (internals.md §6.6, §10.3).
+func TestNodeServesPartitionStats(t *testing.T) {
+	cfg := devConfig(t)
+	secret := "cluster-secret-bootstrap-0123456789"
+	cfg.Secrets.ClusterSecret = secret
+	app, err := NewNode(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = app.Stop(stop)
+	})
+	base := "http://" + cfg.HTTP.Addr
+	waitReady(t, base)
+	if code, body := send(t, "POST", base+"/v1/topics", `{"name":"stats"}`, jsonCT); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, body := send(t, "POST", base+"/v1/topics/stats/produce?partition=1", `{"n":1}`, jsonCT); code != 202 {
+		t.Fatalf("produce: %d %s", code, body)
+	}
+
+	c, err := quicpeer.NewClient(quicpeer.ClientOptions{Secret: []byte(secret), Log: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := quicpeer.NewPeers(c, addrs{"n1": cfg.HTTP.Addr})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := p.PartitionStats(ctx, "n1", "stats", "", []int32{0, 1, 2})
+		if err == nil && len(st) == 3 && st[1].HighWatermark == 1 {
+			break // the accepted record reached its partition
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats never showed the record: %+v %v", st, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the node, bounded by the deadline
+	}
+	if _, err := p.PartitionStats(ctx, "n1", "stats", "ffffffffffffffff", []int32{0}); !errors.Is(err, domain.ErrTopicNotFound) {
+		t.Fatalf("another incarnation: %v, want ErrTopicNotFound", err)
+	}
+}
+
+// waitReady polls /readyz until the node answers 200.
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if code, _, err := getJSON(base + "/readyz"); err == nil && code == 200 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node never ready")
+		}
+		time.Sleep(20 * time.Millisecond) // polling the node, bounded by the deadline
+	}
+}
