@@ -239,7 +239,7 @@ func TestBenchFailsOnLostMessage(t *testing.T) {
 			b := newFakeBroker(t)
 			b.addTopic("bench", 3)
 			b.dropNth = 17
-			r := runCLI(t, cliOpts{}, "bench", "bench", "--count", "50", "--consumers", "2", "--produce-batch", batch, "--drain-timeout", "300ms", "--consume-wait", "50ms", "-s", b.url())
+			r := runCLI(t, cliOpts{}, "bench", "bench", "--count", "50", "--consumers", "2", "--produce-batch", batch, "--drain-timeout", "2s", "--consume-wait", "50ms", "-s", b.url()) // the drain waits out the dropped message; 2 s leaves the race detector room
 			if r.code != 1 || !strings.Contains(r.stderr, "bench: FAIL: 1 accepted message(s) not consumed") {
 				t.Fatalf("exit %d stderr %q", r.code, r.stderr)
 			}
