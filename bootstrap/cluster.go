@@ -10,6 +10,7 @@ import (
 
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
@@ -81,7 +82,7 @@ func (r memberResolver) Addr(node string) (string, bool) {
 	return "", false
 }
 
-func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service, log *zap.Logger) error {
+func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service, desk *membership.Desk, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -89,6 +90,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterCommit(srv, committer)
 	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
 	quicpeer.RegisterSettle(srv, svc.Owner())
+	quicpeer.RegisterJoin(srv, desk)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

@@ -19,4 +19,5 @@ var useCaseModule = fx.Module("usecases",
 	consumeModule,
 	controllerModule,
 	clusterModule,
+	joinModule,
 )
