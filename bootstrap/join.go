@@ -8,6 +8,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/metastore"
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/application/membership"
@@ -21,13 +22,15 @@ import (
 const joinMaxVoters = membership.LargeMaxVoters
 
 // joinModule is cluster growth (internals.md §9.2-§9.3): the desk that
-// answers JoinCluster (op 21, registered with the node RPC server) and
-// this node's join loop (a join-only node asks to be admitted at once;
-// any node that sees no leader for 15 s asks again).
+// answers JoinCluster (op 21, registered with the node RPC server), this
+// node's join loop (a join-only node asks to be admitted at once; any node
+// that sees no leader for 15 s asks again), and the members listing.
 var joinModule = fx.Module("join",
 	fx.Provide(
 		newJoinDesk,
 		func(s *metastore.Store) Admission { return s },
+		func(s *metastore.Store, c ports.Clock) httpapi.MemberLister { return membership.NewRoster(s, c) },
+		asRoutes(httpapi.ClusterRoutes),
 	),
 	fx.Invoke(runJoiner),
 )
