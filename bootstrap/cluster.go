@@ -11,6 +11,7 @@ import (
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/application/partitionstats"
 	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
@@ -92,7 +93,7 @@ func (r memberResolver) Addr(node string) (string, bool) {
 }
 
 func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
-	stats *partitionstats.Reader, log *zap.Logger) error {
+	stats *partitionstats.Reader, desk *membership.Desk, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -101,6 +102,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
 	quicpeer.RegisterSettle(srv, svc.Owner())
 	quicpeer.RegisterPartitionStats(srv, stats)
+	quicpeer.RegisterJoin(srv, desk)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

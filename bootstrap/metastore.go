@@ -38,9 +38,9 @@ func newMetaHost(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, log *zap.L
 }
 
 func newMetaStore(lc fx.Lifecycle, cfg config.Config, h *metastore.Host) (*metastore.Store, error) {
-	members := map[string]string{}
-	for _, p := range cfg.Cluster.Peers {
-		members[p.ID] = p.Addr
+	members, err := initialMembers(cfg.Cluster)
+	if err != nil {
+		return nil, err
 	}
 	s, err := h.OpenMetadata(metastore.StoreConfig{
 		InitialMembers:  members,
@@ -51,6 +51,28 @@ func newMetaStore(lc fx.Lifecycle, cfg config.Config, h *metastore.Host) (*metas
 	}
 	lc.Append(fx.StopHook(func(context.Context) error { return nil }))
 	return s, nil
+}
+
+// initialMembers are the peers that bootstrap the cluster together
+// (api.md §6.4): those cluster.initial_members names, or every peer when
+// the list is empty. A fresh node outside them starts join-only.
+func initialMembers(c config.Cluster) (map[string]string, error) {
+	peers := make(map[string]string, len(c.Peers))
+	for _, p := range c.Peers {
+		peers[p.ID] = p.Addr
+	}
+	if len(c.InitialMembers) == 0 {
+		return peers, nil
+	}
+	members := make(map[string]string, len(c.InitialMembers))
+	for _, id := range c.InitialMembers {
+		addr, ok := peers[id]
+		if !ok {
+			return nil, fmt.Errorf("cluster.initial_members names %q, which is not in cluster.peers", id)
+		}
+		members[id] = addr
+	}
+	return members, nil
 }
 
 // NodeIdentity is how this node names itself to clients and peers.

@@ -75,7 +75,7 @@ func (systemClock) Now() time.Time { return time.Now() }
 // startup waits for the metadata replica to catch up, registers this node
 // as a member, then marks the node ready. It runs beside the listener so
 // /healthz answers at once.
-func startup(lc fx.Lifecycle, store ports.MetadataStore, id NodeIdentity, r *Readiness, log *zap.Logger) {
+func startup(lc fx.Lifecycle, store ports.MetadataStore, adm Admission, id NodeIdentity, r *Readiness, log *zap.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	lc.Append(fx.Hook{
@@ -83,7 +83,7 @@ func startup(lc fx.Lifecycle, store ports.MetadataStore, id NodeIdentity, r *Rea
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := boot(ctx, store, id, log); err != nil {
+				if err := boot(ctx, store, adm, id, log); err != nil {
 					log.Error("start-up did not finish; the node stays unready", zap.Error(err))
 					return
 				}
@@ -100,11 +100,34 @@ func startup(lc fx.Lifecycle, store ports.MetadataStore, id NodeIdentity, r *Rea
 	})
 }
 
-func boot(ctx context.Context, store ports.MetadataStore, id NodeIdentity, log *zap.Logger) error {
+// boot waits for admission (a join-only node, unbounded: the join loop
+// keeps asking), then for catch-up (60 s at most), then registers.
+func boot(ctx context.Context, store ports.MetadataStore, adm Admission, id NodeIdentity, log *zap.Logger) error {
+	if err := waitAdmitted(ctx, adm, log); err != nil {
+		return err
+	}
 	if err := waitCaughtUp(ctx, store); err != nil {
 		return err
 	}
 	return registerMember(ctx, store, id, log)
+}
+
+func waitAdmitted(ctx context.Context, adm Admission, log *zap.Logger) error {
+	if adm.Admitted() {
+		return nil
+	}
+	log.Info("waiting to be admitted to the cluster")
+	t := time.NewTicker(catchUpPollInterval)
+	defer t.Stop()
+	for !adm.Admitted() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not admitted to the cluster: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	log.Info("admitted to the cluster")
+	return nil
 }
 
 func waitCaughtUp(ctx context.Context, f ports.MetadataFreshness) error {

@@ -7,16 +7,20 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// Readiness answers /healthz and /readyz (api.md §2.1-2.2): ready once the
-// start-up work finished and while the metadata replica is caught up with a
+// Readiness answers /healthz and /readyz (api.md §2.1-2.2, internals.md
+// §9.6): ready once the start-up work finished (for a joining node, its
+// admission first) and while the metadata replica is caught up with a
 // leader it heard from within 5 s.
 type Readiness struct {
 	fresh    ports.MetadataFreshness
+	admitted Admission
 	started  atomic.Bool
 	stopping atomic.Bool
 }
 
-func newReadiness(fresh ports.MetadataFreshness) *Readiness { return &Readiness{fresh: fresh} }
+func newReadiness(fresh ports.MetadataFreshness, admitted Admission) *Readiness {
+	return &Readiness{fresh: fresh, admitted: admitted}
+}
 
 // ShuttingDown reports whether graceful shutdown has begun.
 func (r *Readiness) ShuttingDown() bool { return r.stopping.Load() }
@@ -26,6 +30,8 @@ func (r *Readiness) Ready() error {
 	switch {
 	case r.stopping.Load():
 		return errors.New("shutting down")
+	case !r.admitted.Admitted():
+		return errors.New("joining: waiting for the cluster's leader to admit this node")
 	case !r.started.Load():
 		return errors.New("starting: metadata catch-up and start-up work not finished")
 	case !r.fresh.CaughtUp():

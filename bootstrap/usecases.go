@@ -21,4 +21,5 @@ var useCaseModule = fx.Module("usecases",
 	clusterModule,
 	orphansModule,
 	fanoutModule,
+	joinModule,
 )

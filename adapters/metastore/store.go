@@ -33,8 +33,9 @@ type StoreConfig struct {
 	InitialMembers map[string]string
 	// Join makes a fresh node join-only: it waits for the leader to add it.
 	Join bool
-	// NonVoter starts the replica as a non-voter; a joiner admitted as a
-	// non-voter must set it.
+	// NonVoter starts the replica as a non-voter. A join-only replica, and
+	// a joined one restarting before its promotion was snapshotted, starts
+	// as one whatever this says (role.go).
 	NonVoter bool
 	// SnapshotEntries and CompactionOverhead tune log compaction (0 =
 	// 8,192 and 1,024).
@@ -60,6 +61,8 @@ type Store struct {
 	log       *zap.Logger
 
 	lastRead    atomic.Int64 // unix nanos of the last successful read probe
+	joinOnly    bool         // started join-only: no Raft state, not in the initial members
+	awaiting    atomic.Bool  // join-only and no leader seen yet
 	probeCtx    context.Context
 	cancelProbe context.CancelFunc
 	probes      sync.WaitGroup
@@ -76,6 +79,11 @@ func (h *Host) OpenMetadata(cfg StoreConfig) (*Store, error) {
 	s := &Store{
 		host: h, shardID: metadataShardID, replicaID: meta.ReplicaID(h.cfg.NodeID),
 		session: h.nh.GetNoOPSession(metadataShardID), log: h.log,
+	}
+	s.joinOnly = plan.join
+	s.awaiting.Store(plan.join)
+	if cfg.NonVoter, err = h.startAsNonVoter(plan, cfg.NonVoter); err != nil {
+		return nil, err
 	}
 	s.probeCtx, s.cancelProbe = context.WithCancel(context.Background())
 	keep := cfg.JournalKeep
@@ -100,7 +108,7 @@ func (h *Host) OpenMetadata(cfg StoreConfig) (*Store, error) {
 		return nil, err
 	}
 	s.probes.Add(1)
-	go s.probeLoop()
+	go s.probeLoop(cfg.NonVoter)
 	return s, nil
 }
 
@@ -243,8 +251,8 @@ func pause(ctx context.Context, d time.Duration) bool {
 }
 
 // probeLoop runs a barrier every second; CaughtUp trusts the last success
-// for 5 s.
-func (s *Store) probeLoop() {
+// for 5 s. A replica started as a non-voter also settles its role there.
+func (s *Store) probeLoop(nonVoter bool) {
 	defer s.probes.Done()
 	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
@@ -254,6 +262,9 @@ func (s *Store) probeLoop() {
 			return
 		case <-tick.C:
 			_ = s.Barrier(s.probeCtx) // a failure lets the last success age out
+			if nonVoter {
+				nonVoter = !s.settleRole(s.probeCtx)
+			}
 		}
 	}
 }
@@ -265,6 +276,26 @@ func (s *Store) CaughtUp() bool {
 	}
 	last := s.lastRead.Load()
 	return last != 0 && time.Since(time.Unix(0, last)) <= leaderContactMax
+}
+
+// JoinOnly reports whether this replica started join-only: fresh (no Raft
+// state) and not an initial member, so a leader must add it (internals
+// §9.2, §9.3).
+func (s *Store) JoinOnly() bool { return s.joinOnly }
+
+// Admitted reports whether this replica belongs to a Raft configuration:
+// false only while a join-only replica has not yet seen a leader (it sees
+// one once the leader added it and replicated to it). Once true it stays
+// true for the life of the process.
+func (s *Store) Admitted() bool {
+	if !s.awaiting.Load() {
+		return true
+	}
+	if _, ok := s.Leader(); ok {
+		s.awaiting.Store(false)
+		return true
+	}
+	return false
 }
 
 // IsLeader reports whether this replica leads the shard.

@@ -40,6 +40,10 @@ type refusal struct {
 var refusalTable = []refusal{
 	{domain.ErrTopicNotFound, 404, "topic_not_found"},
 	{domain.ErrNotOwner, 421, "not_owner"},
+	{domain.ErrNotMetaLeader, 421, codeNotLeader},
+	{domain.ErrNoCluster, 412, "no_cluster"},
+	{domain.ErrJoinTombstoned, 409, "tombstoned"},
+	{domain.ErrOlderRelease, 409, "older_release"},
 	{domain.ErrOwnerDown, 503, "owner_down"},
 	{domain.ErrUnavailable, 503, "unavailable"},
 	{domain.ErrLogClosed, 503, "log_closed"},

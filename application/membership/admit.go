@@ -32,15 +32,23 @@ type Status string
 
 // Join answers.
 const (
-	// StatusVoter: the node is a voter (added now, or already one).
+	// StatusVoter: the node is a voter already.
 	StatusVoter Status = "voter"
 	// StatusPromoted: a staged non-voter became a voter.
 	StatusPromoted Status = "promoted"
 	// StatusStaged: the node was added as a non-voter.
 	StatusStaged Status = "staged"
-	// StatusDeferred: the node stays a non-voter; the voter set is full.
+	// StatusDeferred: the node stays a non-voter for now; Decision.Reason
+	// says why.
 	StatusDeferred Status = "deferred"
 )
+
+// Decision is the answer to one join.
+type Decision struct {
+	Status Status
+	// Reason says why a staged node was not promoted (StatusDeferred).
+	Reason string
+}
 
 // Join is one node's request to enter the metadata shard.
 type Join struct {
@@ -67,8 +75,9 @@ type Admitter struct {
 	maxVoters int
 }
 
-// NewAdmitter returns an Admitter growing the shard to maxVoters voters (3
-// or 5). It panics on a nil store or another voter count.
+// NewAdmitter returns an Admitter promoting staged nodes while the shard
+// has fewer than maxVoters voters (3 or 5). It panics on a nil store or
+// another voter count.
 func NewAdmitter(store Store, maxVoters int) *Admitter {
 	if store == nil {
 		panic("membership: nil store")
@@ -79,42 +88,45 @@ func NewAdmitter(store Store, maxVoters int) *Admitter {
 	return &Admitter{store: store, maxVoters: maxVoters}
 }
 
-// Admit enters j into the shard: as a voter while voters < maxVoters, else
-// as a non-voter. A node already in the configuration is answered as it
-// stands (a staged one is promoted when room opened), so a lost answer is
-// safe to retry, and is never refused for its release (its heartbeat holds
-// new entry types back instead). A new node on an older release is refused
-// with ErrOlderRelease. The joiner starts its replica as a non-voter exactly
-// when the answer is staged or deferred.
-func (a *Admitter) Admit(ctx context.Context, j Join) (Status, error) {
+// Admit enters j into the shard (internals §9.3). A node new to the
+// configuration is staged as a non-voter: it replicates and serves but does
+// not vote, and the joiner starts its replica as a non-voter before it
+// knows any answer (dragonboat cannot stage a replica started as a voter,
+// and promotes a staged one in place). A staged node asking again is
+// promoted while voters < maxVoters and its member record exists, is alive
+// and is not draining; otherwise it is deferred with the reason. A node
+// already in the configuration is answered as it stands, so a lost answer
+// is safe to retry, and is never refused for its release (its heartbeat
+// holds new entry types back instead). A new node on an older release is
+// refused with ErrOlderRelease.
+func (a *Admitter) Admit(ctx context.Context, j Join) (Decision, error) {
 	if j.NodeID == "" || j.RaftAddr == "" {
-		return "", fmt.Errorf("join %q at %q: %w", j.NodeID, j.RaftAddr, ErrBadRequest)
+		return Decision{}, fmt.Errorf("join %q at %q: %w", j.NodeID, j.RaftAddr, ErrBadRequest)
 	}
 	if !a.store.IsLeader() {
-		return "", ErrNotLeader
+		return Decision{}, ErrNotLeader
 	}
 	m, err := a.store.Membership(ctx)
 	if err != nil {
-		return "", fmt.Errorf("membership: read configuration: %w", err)
+		return Decision{}, fmt.Errorf("membership: read configuration: %w", err)
 	}
 	id := meta.ReplicaID(j.NodeID)
 	if _, gone := m.Removed[id]; gone {
-		return "", fmt.Errorf("join %q (replica %d): %w", j.NodeID, id, ErrRemoved)
+		return Decision{}, fmt.Errorf("join %q (replica %d): %w", j.NodeID, id, ErrRemoved)
 	}
-	room := len(m.Voters) < a.maxVoters
 	if _, voter := m.Voters[id]; voter {
-		return StatusVoter, nil
+		return Decision{Status: StatusVoter}, nil
 	}
 	if _, staged := m.NonVoters[id]; staged {
-		return a.promote(ctx, j, id, room)
+		return a.promote(ctx, j, id, len(m.Voters))
 	}
 	if err := a.checkRelease(j); err != nil {
-		return "", err
+		return Decision{}, err
 	}
-	if room {
-		return a.result(StatusVoter, j, a.store.AddVoter(ctx, id, j.RaftAddr))
+	if err := a.store.AddNonVoter(ctx, id, j.RaftAddr); err != nil {
+		return Decision{}, fmt.Errorf("membership: stage %q: %w", j.NodeID, err)
 	}
-	return a.result(StatusStaged, j, a.store.AddNonVoter(ctx, id, j.RaftAddr))
+	return Decision{Status: StatusStaged}, nil
 }
 
 // checkRelease refuses a new joiner that applies fewer entry types than the
@@ -147,16 +159,42 @@ func (a *Admitter) checkRelease(j Join) error {
 	return nil
 }
 
-func (a *Admitter) promote(ctx context.Context, j Join, id uint64, room bool) (Status, error) {
-	if !room {
-		return StatusDeferred, nil
+// promote makes the staged node j a voter, or says why not yet.
+func (a *Admitter) promote(ctx context.Context, j Join, id uint64, voters int) (Decision, error) {
+	if voters >= a.maxVoters {
+		return deferred("the shard has its %d voters", a.maxVoters), nil
 	}
-	return a.result(StatusPromoted, j, a.store.AddVoter(ctx, id, j.RaftAddr))
+	if why, err := a.memberBlocks(j.NodeID); err != nil || why != "" {
+		return Decision{Status: StatusDeferred, Reason: why}, err
+	}
+	if err := a.store.AddVoter(ctx, id, j.RaftAddr); err != nil {
+		return Decision{}, fmt.Errorf("membership: promote %q: %w", j.NodeID, err)
+	}
+	return Decision{Status: StatusPromoted}, nil
 }
 
-func (a *Admitter) result(st Status, j Join, err error) (Status, error) {
+// memberBlocks says why the member record of id does not allow a
+// promotion: missing (the joiner registers once caught up), dead or
+// draining. Empty when it allows one.
+func (a *Admitter) memberBlocks(id string) (string, error) {
+	members, err := a.store.Members()
 	if err != nil {
-		return "", fmt.Errorf("membership: admit %q as %s: %w", j.NodeID, st, err)
+		return "", fmt.Errorf("membership: read members: %w", err)
 	}
-	return st, nil
+	for _, m := range members {
+		switch {
+		case m.ID != id:
+		case m.Status != meta.StatusAlive:
+			return "its member record is " + m.Status, nil
+		case m.Draining:
+			return "it is draining", nil
+		default:
+			return "", nil
+		}
+	}
+	return "no member record yet", nil
+}
+
+func deferred(format string, args ...any) Decision {
+	return Decision{Status: StatusDeferred, Reason: fmt.Sprintf(format, args...)}
 }

@@ -15,29 +15,58 @@ func join(n int) membership.Join {
 	return membership.Join{NodeID: fmt.Sprintf("n%d", n), RaftAddr: fmt.Sprintf("10.0.0.%d:7943", n)}
 }
 
-// Ensure that joiners become voters until the target count, then are staged
-// as non-voters, and that a repeated join is answered as it stands.
-func TestAdmitGrowsVotersThenStages(t *testing.T) {
+// seeded returns a fake leader whose shard has n1 as its only voter.
+func seeded(t *testing.T) *fake.MetaStore {
+	t.Helper()
+	s := fake.NewMetaStore()
+	if err := s.AddVoter(context.Background(), meta.ReplicaID("n1"), "10.0.0.1:7943"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// register commits member events as the joiner's heartbeater and the
+// leader's controller would.
+func register(t *testing.T, s *fake.MetaStore, evs ...meta.Event) {
+	t.Helper()
+	for _, ev := range evs {
+		if _, err := s.Commit(meta.Envelope{AtMs: 1_700_000_000_000, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func memberJoin(n int) *meta.MemberJoin {
+	return &meta.MemberJoin{ID: fmt.Sprintf("n%d", n), Addr: fmt.Sprintf("10.0.0.%d:7942", n), ClusterAddr: fmt.Sprintf("10.0.0.%d:7943", n)}
+}
+
+// Ensure that every new node is staged as a non-voter first, then promoted
+// when it asks again with a live member record, until the voter target;
+// past it, staged nodes are deferred with the reason; a repeated join is
+// answered as it stands (internals §9.3).
+func TestAdmitStagesThenPromotesUpToTheTarget(t *testing.T) {
 	t.Parallel()
 	for _, max := range []int{membership.DefaultMaxVoters, membership.LargeMaxVoters} {
 		t.Run(fmt.Sprintf("max_%d", max), func(t *testing.T) {
-			s := fake.NewMetaStore()
+			s := seeded(t)
 			a := membership.NewAdmitter(s, max)
 			ctx := context.Background()
-			for i := 1; i <= max+2; i++ {
-				want := membership.StatusVoter
+			for i := 2; i <= max+2; i++ {
+				if got, err := a.Admit(ctx, join(i)); err != nil || got.Status != membership.StatusStaged {
+					t.Fatalf("first join of n%d: %+v, %v; want staged", i, got, err)
+				}
+				register(t, s, memberJoin(i))
+				want := membership.StatusPromoted
 				if i > max {
-					want = membership.StatusStaged
+					want = membership.StatusDeferred
 				}
-				if got, err := a.Admit(ctx, join(i)); err != nil || got != want {
-					t.Fatalf("join %d: %q, %v; want %q", i, got, err, want)
+				got, err := a.Admit(ctx, join(i))
+				if err != nil || got.Status != want || (want == membership.StatusDeferred) != (got.Reason != "") {
+					t.Fatalf("second join of n%d: %+v, %v; want %q", i, got, err, want)
 				}
 			}
-			if got, _ := a.Admit(ctx, join(1)); got != membership.StatusVoter {
-				t.Fatalf("repeated voter join: %q", got)
-			}
-			if got, _ := a.Admit(ctx, join(max+1)); got != membership.StatusDeferred {
-				t.Fatalf("repeated staged join with no room: %q", got)
+			if got, _ := a.Admit(ctx, join(2)); got.Status != membership.StatusVoter {
+				t.Fatalf("repeated voter join: %+v", got)
 			}
 			m, _ := s.Membership(ctx)
 			if len(m.Voters) != max || len(m.NonVoters) != 2 {
@@ -47,22 +76,62 @@ func TestAdmitGrowsVotersThenStages(t *testing.T) {
 	}
 }
 
+// Ensure that a staged node is not promoted without a member record that
+// is alive and not draining, and is told why; with one it is.
+func TestAdmitDefersWithoutALiveMemberRecord(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		events []meta.Event
+		reason string
+	}{
+		{"no_record", nil, "no member record yet"},
+		{"dead", []meta.Event{memberJoin(2), &meta.MemberDead{ID: "n2"}}, "its member record is dead"},
+		{"draining", []meta.Event{memberJoin(2), &meta.SetMemberDraining{ID: "n2", Draining: true}}, "it is draining"},
+		{"alive", []meta.Event{memberJoin(2)}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := seeded(t)
+			a := membership.NewAdmitter(s, membership.DefaultMaxVoters)
+			ctx := context.Background()
+			if got, err := a.Admit(ctx, join(2)); err != nil || got.Status != membership.StatusStaged {
+				t.Fatalf("first join: %+v, %v", got, err)
+			}
+			register(t, s, tc.events...)
+			want := membership.Decision{Status: membership.StatusDeferred, Reason: tc.reason}
+			if tc.reason == "" {
+				want = membership.Decision{Status: membership.StatusPromoted}
+			}
+			if got, err := a.Admit(ctx, join(2)); err != nil || got != want {
+				t.Fatalf("second join: %+v, %v; want %+v", got, err, want)
+			}
+		})
+	}
+}
+
 // Ensure that a staged node is promoted once a voter left room for it.
 func TestAdmitPromotesWhenRoomOpens(t *testing.T) {
 	t.Parallel()
-	s := fake.NewMetaStore()
+	s := seeded(t)
 	a := membership.NewAdmitter(s, membership.DefaultMaxVoters)
 	ctx := context.Background()
-	for i := 1; i <= 4; i++ {
-		if _, err := a.Admit(ctx, join(i)); err != nil {
-			t.Fatal(err)
+	for i := 2; i <= 4; i++ {
+		register(t, s, memberJoin(i))
+		for range 2 {
+			if _, err := a.Admit(ctx, join(i)); err != nil {
+				t.Fatal(err)
+			}
 		}
+	}
+	if got, _ := a.Admit(ctx, join(4)); got.Status != membership.StatusDeferred {
+		t.Fatalf("fourth node with three voters: %+v", got)
 	}
 	if err := s.RemoveReplica(ctx, meta.ReplicaID("n2")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := a.Admit(ctx, join(4)); err != nil || got != membership.StatusPromoted {
-		t.Fatalf("promotion: %q, %v", got, err)
+	if got, err := a.Admit(ctx, join(4)); err != nil || got.Status != membership.StatusPromoted {
+		t.Fatalf("promotion: %+v, %v", got, err)
 	}
 	m, _ := s.Membership(ctx)
 	if _, ok := m.Voters[meta.ReplicaID("n4")]; !ok || len(m.NonVoters) != 0 {
@@ -168,13 +237,13 @@ func TestAdmitRefusesOlderRelease(t *testing.T) {
 			got, err := a.Admit(context.Background(), j)
 			if tc.refused {
 				m, _ := s.Membership(context.Background())
-				if !errors.Is(err, membership.ErrOlderRelease) || got != "" || len(m.Voters)+len(m.NonVoters) != 1 {
-					t.Fatalf("Admit = %q, %v (membership %+v); want ErrOlderRelease and no change", got, err, m)
+				if !errors.Is(err, membership.ErrOlderRelease) || got.Status != "" || len(m.Voters)+len(m.NonVoters) != 1 {
+					t.Fatalf("Admit = %+v, %v (membership %+v); want ErrOlderRelease and no change", got, err, m)
 				}
 				return
 			}
-			if err != nil || got != membership.StatusVoter {
-				t.Fatalf("Admit = %q, %v; want voter", got, err)
+			if err != nil || got.Status != membership.StatusStaged {
+				t.Fatalf("Admit = %+v, %v; want staged", got, err)
 			}
 		})
 	}
@@ -196,11 +265,11 @@ func TestAdmitNeverRefusesAServerInTheConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := membership.NewAdmitter(s, membership.DefaultMaxVoters)
-	if got, err := a.Admit(ctx, membership.Join{NodeID: "n3", RaftAddr: "n3:7943"}); err != nil || got != membership.StatusVoter {
-		t.Fatalf("legacy voter: %q, %v", got, err)
+	if got, err := a.Admit(ctx, membership.Join{NodeID: "n3", RaftAddr: "n3:7943"}); err != nil || got.Status != membership.StatusVoter {
+		t.Fatalf("legacy voter: %+v, %v", got, err)
 	}
-	if got, err := a.Admit(ctx, membership.Join{NodeID: "n5", RaftAddr: "n5:7943"}); err != nil || got != membership.StatusDeferred {
-		t.Fatalf("legacy staged node: %q, %v", got, err)
+	if got, err := a.Admit(ctx, membership.Join{NodeID: "n5", RaftAddr: "n5:7943"}); err != nil || got.Status != membership.StatusDeferred {
+		t.Fatalf("legacy staged node: %+v, %v", got, err)
 	}
 }
 

@@ -1,7 +1,34 @@
 package membership
 
+import "time"
+
 // Voter targets: a cluster grows to 3 voters by default, 5 when configured.
 const (
 	DefaultMaxVoters = 3
 	LargeMaxVoters   = 5
+)
+
+// Join loop (internals §9.3, §10.3 "join every 2 s").
+const (
+	// joinRetryInterval paces the join loop's attempts.
+	joinRetryInterval = 2 * time.Second
+	// joinCallTimeout bounds one JoinCluster call (the node RPC reply
+	// default); a lost answer is simply asked again.
+	joinCallTimeout = 5 * time.Second
+	// joinHintsPerAttemptMax is how many 421 leader hints one attempt follows.
+	joinHintsPerAttemptMax = 4
+	// joinLeadersRememberedMax is how many leader addresses the loop keeps,
+	// most recent first.
+	joinLeadersRememberedMax = 8
+	// joinHintAddrMaxBytes bounds a hint's host:port (a 253-byte DNS name,
+	// a colon, a 5-digit port... with brackets for IPv6).
+	joinHintAddrMaxBytes = 261
+	// leaderlessJoinAfter: a node that has seen no leader this long runs
+	// the join loop, initial member or not.
+	leaderlessJoinAfter = 15 * time.Second
+	// leaderCheckInterval paces the leaderless watch.
+	leaderCheckInterval = 1 * time.Second
+	// joinFailureLogEvery: a failing loop logs its first failure and then
+	// one in this many (about once a minute at 2 s).
+	joinFailureLogEvery = 30
 )

@@ -1,0 +1,177 @@
+package membership_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// answer is one canned reply of a fake node.
+type answer struct {
+	a   ports.JoinAdmission
+	err error
+}
+
+func admitted(status string) answer { return answer{a: ports.JoinAdmission{Status: status}} }
+func hint(addr string) answer {
+	return answer{err: &domain.NotLeaderError{LeaderID: "x", LeaderAddr: addr}}
+}
+
+var errDown = errors.New("fake: unreachable")
+
+// fakeSender answers joins per address (the last scripted answer repeats;
+// unknown addresses are unreachable) and records every address asked.
+type fakeSender struct {
+	mu      sync.Mutex
+	script  map[string][]answer
+	asked   []string
+	request ports.JoinRequest
+}
+
+func newSender() *fakeSender { return &fakeSender{script: map[string][]answer{}} }
+
+func (f *fakeSender) on(addr string, as ...answer) *fakeSender {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.script[addr] = as
+	return f
+}
+
+func (f *fakeSender) Join(_ context.Context, addr string, req ports.JoinRequest) (ports.JoinAdmission, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, addr)
+	f.request = req
+	as := f.script[addr]
+	if len(as) == 0 {
+		return ports.JoinAdmission{}, errDown
+	}
+	a := as[0]
+	if len(as) > 1 {
+		f.script[addr] = as[1:]
+	}
+	return a.a, a.err
+}
+
+// calls returns and forgets the addresses asked so far.
+func (f *fakeSender) calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.asked
+	f.asked = nil
+	return out
+}
+
+func (f *fakeSender) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.asked)
+}
+
+// fakeView is this node's replica as the loop sees it.
+type fakeView struct {
+	mu       sync.Mutex
+	leader   bool
+	caughtUp bool
+}
+
+func (v *fakeView) set(leader, caughtUp bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.leader, v.caughtUp = leader, caughtUp
+}
+
+func (v *fakeView) Leader() (uint64, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return 7, v.leader
+}
+
+func (v *fakeView) CaughtUp() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.caughtUp
+}
+
+// manualClock moves only when told and counts its reads.
+type manualClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	reads int
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	return c.now
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *manualClock) readCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
+}
+
+// logBuffer collects a logger's text output.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
+}
+
+type joinRig struct {
+	j     *membership.Joiner
+	send  *fakeSender
+	view  *fakeView
+	clock *manualClock
+	logs  *logBuffer
+}
+
+func newJoinRig(t *testing.T, send *fakeSender, peers ...string) *joinRig {
+	t.Helper()
+	r := &joinRig{send: send, view: &fakeView{}, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, logs: &logBuffer{}}
+	r.j = membership.NewJoiner(membership.JoinerConfig{
+		Sender: send, View: r.view, Clock: r.clock, Log: slog.New(slog.NewTextHandler(r.logs, nil)),
+		Request: joinReq("n4"), Peers: peers,
+	})
+	return r
+}
+
+// waitUntil polls cond until it holds or 10 s pass.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond) // polling, bounded by the deadline
+	}
+}

@@ -1,0 +1,89 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/httpapi"
+	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// joinMaxVoters is the voter target a leader promotes staged nodes up to:
+// a cluster grown past it keeps the extra nodes as non-voters.
+const joinMaxVoters = membership.LargeMaxVoters
+
+// joinModule is cluster growth (internals.md §9.2-§9.3): the desk that
+// answers JoinCluster (op 21, registered with the node RPC server), this
+// node's join loop (a join-only node asks to be admitted at once; any node
+// that sees no leader for 15 s asks again), and the members listing.
+var joinModule = fx.Module("join",
+	fx.Provide(
+		newJoinDesk,
+		func(s *metastore.Store) Admission { return s },
+		func(s *metastore.Store, c ports.Clock) httpapi.MemberLister { return membership.NewRoster(s, c) },
+		asRoutes(httpapi.ClusterRoutes),
+	),
+	fx.Invoke(runJoiner),
+)
+
+// Admission says whether this node belongs to a Raft configuration yet
+// (false only while a join-only node waits to be added).
+type Admission interface{ Admitted() bool }
+
+func newJoinDesk(s *metastore.Store) *membership.Desk {
+	return membership.NewDesk(s, membership.NewAdmitter(s, joinMaxVoters))
+}
+
+func runJoiner(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, s *metastore.Store, c *quicpeer.Client, clock ports.Clock, log *zap.Logger) error {
+	if len(cfg.Cluster.Peers) == 0 {
+		return nil // a single node has nobody to join
+	}
+	peers, err := peerRPCAddrs(cfg, id)
+	if err != nil {
+		return err
+	}
+	j := membership.NewJoiner(membership.JoinerConfig{
+		Sender: quicpeer.NewJoinClient(c), View: s, Clock: clock,
+		Log: newSlog(log.With(zap.String("component", "join"))),
+		Request: ports.JoinRequest{
+			NodeID: id.ID, RaftAddr: id.RaftAddr, DataDirEmpty: s.JoinOnly(), EntryTypes: meta.AppliesThroughType,
+		},
+		Peers: peers,
+	})
+	if s.JoinOnly() {
+		log.Info("join-only node: asking the cluster to admit it", zap.Strings("peers", peers))
+	}
+	runWorker(lc, func(ctx context.Context) { j.Supervise(ctx, s.JoinOnly()) })
+	return nil
+}
+
+// peerRPCAddrs are the node-RPC addresses of the configured peers, this
+// node excluded: each peer's Raft host with the shared client port
+// (internals.md §9.1), which is this node's own http.addr port.
+func peerRPCAddrs(cfg config.Config, id NodeIdentity) ([]string, error) {
+	_, port, err := net.SplitHostPort(id.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("http address %q: %w", id.HTTPAddr, err)
+	}
+	out := make([]string, 0, len(cfg.Cluster.Peers))
+	for _, p := range cfg.Cluster.Peers {
+		if p.ID == id.ID {
+			continue
+		}
+		host, _, err := net.SplitHostPort(p.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.peers entry %s@%s: %w", p.ID, p.Addr, err)
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	return out, nil
+}
