@@ -26,6 +26,19 @@ const (
 	// ownerDownMin keeps a killed owner down past the dispatcher's 3 s
 	// reroute grace (internals.md §3.3).
 	ownerDownMin = 5 * time.Second
+	// The failure scenarios run paced producers (four batches every
+	// failurePace: about 1,600 messages a second) from before the kill
+	// until loadAfterRestart after the restart, at most failureCap
+	// messages; the kill comes once killAfterAccepted got a 202, and the
+	// outage lasts at least until outageAccepted more did and the consumers
+	// received outageDelivered from the live owners (internals.md §1.4:
+	// consume works for every partition whose owner is alive).
+	failurePace       = 250 * time.Millisecond
+	failureCap        = 60_000
+	killAfterAccepted = 2_000
+	outageAccepted    = 1_000
+	outageDelivered   = 300
+	loadAfterRestart  = 2 * time.Second
 	// scenarioBudget bounds the end of a scenario: every id accepted and
 	// delivered.
 	scenarioBudget = 90 * time.Second
@@ -59,6 +72,26 @@ func failoverCluster(t *testing.T, topic string) []*node {
 	}
 	waitPlaced(t, client(t, nodes[2]), topic)
 	return nodes
+}
+
+// pacedWorkload starts the paced clients of a failure scenario on topic
+// and returns once killAfterAccepted messages got a 202.
+func pacedWorkload(t *testing.T, nodes []*node, topic string) *workload {
+	t.Helper()
+	w := newWorkload(t, nodes, topic, failureCap, produceBatch)
+	w.pace = failurePace
+	w.start(produceVia, consumeVia)
+	w.waitAccepted(killAfterAccepted, 30*time.Second)
+	return w
+}
+
+// finishAfter lets the load run for d more, stops the producers and waits
+// until every accepted message was delivered.
+func (w *workload) finishAfter(d time.Duration) {
+	w.t.Helper()
+	time.Sleep(d) // load after the recovery, not a synchronization
+	w.stopProducing()
+	w.finish(scenarioBudget)
 }
 
 // holdDown sleeps until d has passed since t0: a node stays dead for at
@@ -95,23 +128,21 @@ func TestClusterSteadyLoadLosesNothing(t *testing.T) {
 func TestClusterOwnerKill9UnderLoadLosesNothing(t *testing.T) {
 	nodes := failoverCluster(t, "ownercrash")
 	victim := others(len(nodes), leaderIndex(t, nodes, 0, 1, 2))[0]
-	total := scaled(12_000)
-	w := newWorkload(t, nodes, "ownercrash", total, produceBatch)
-	w.start(produceVia, consumeVia)
-	w.waitAccepted(total/4, 30*time.Second)
+	w := pacedWorkload(t, nodes, "ownercrash")
 
 	nodes[victim].kill9()
-	killedAt, before := time.Now(), w.accepted.Load()
-	w.waitAccepted(int(before)+total/8, 30*time.Second)
+	killedAt, before, got := time.Now(), w.accepted.Load(), w.l.deliveries()
+	w.waitAccepted(int(before)+outageAccepted, 30*time.Second)
 	live := (victim + 1) % len(nodes)
 	checkOwnerDown(t, nodes[live], fmt.Sprintf("n%d", live+1), "ownercrash", fmt.Sprintf("n%d", victim+1))
+	w.waitDelivered(got+outageDelivered, 30*time.Second)
 	holdDown(killedAt, ownerDownMin)
 	t.Logf("owner n%d killed after %d accepted; %d more accepted by the live nodes in %s",
 		victim+1, before, w.accepted.Load()-before, time.Since(killedAt).Round(time.Millisecond))
 
 	nodes[victim].restart()
 	t.Logf("owner n%d back %s after the kill", victim+1, time.Since(killedAt).Round(time.Millisecond))
-	w.finish(scenarioBudget)
+	w.finishAfter(loadAfterRestart)
 	w.verify("owner kill -9")
 }
 
@@ -121,13 +152,10 @@ func TestClusterLeaderKill9UnderLoadLosesNothing(t *testing.T) {
 	leader := leaderIndex(t, nodes, 0, 1, 2)
 	survivors := others(len(nodes), leader)
 	probe := startMetaProbe(t, "probe", []*node{nodes[survivors[0]], nodes[survivors[1]]})
-	total := scaled(12_000)
-	w := newWorkload(t, nodes, "leadercrash", total, produceBatch)
-	w.start(produceVia, consumeVia)
-	w.waitAccepted(total/4, 30*time.Second)
+	w := pacedWorkload(t, nodes, "leadercrash")
 
 	nodes[leader].kill9()
-	killedAt, before := time.Now(), w.accepted.Load()
+	killedAt, before, got := time.Now(), w.accepted.Load(), w.l.deliveries()
 	outage, ok := probe.waitRecovered(killedAt, 30*time.Second)
 	if !ok {
 		t.Fatalf("no topic create succeeded within 30s of killing leader n%d; outcomes %v", leader+1, probe.outcomes(killedAt))
@@ -135,44 +163,43 @@ func TestClusterLeaderKill9UnderLoadLosesNothing(t *testing.T) {
 	next := leaderIndex(t, nodes, survivors...)
 	t.Logf("metadata writes unavailable for %s after kill -9 of leader n%d (new leader n%d); create outcomes since the kill: %v",
 		outage.Round(time.Millisecond), leader+1, next+1, probe.outcomes(killedAt))
-	w.waitAccepted(int(before)+total/8, 30*time.Second)
+	w.waitAccepted(int(before)+outageAccepted, 30*time.Second)
+	w.waitDelivered(got+outageDelivered, 30*time.Second)
 	probe.halt()
+	t.Logf("probe stopped %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 
 	nodes[leader].restart()
 	t.Logf("old leader n%d back %s after the kill", leader+1, time.Since(killedAt).Round(time.Millisecond))
-	w.finish(scenarioBudget)
+	w.finishAfter(loadAfterRestart)
 	w.verify("leader kill -9")
 }
 
-// ensure that with two of three nodes killed at once (quorum lost) the survivor turns not ready, answers metadata writes 503 and still answers produces 202; after both restart every accepted id is delivered (internals.md §1.4, §1.7 "Raft quorum lost", api.md §2.5).
+// ensure that with two of three nodes killed at once (quorum lost) the survivor turns not ready, answers metadata writes 503 and still answers produces 202; after both restart at once every accepted id is delivered (internals.md §1.4, §1.7 "Raft quorum lost", api.md §2.5).
 func TestClusterQuorumLossKeepsProduceAndLosesNothing(t *testing.T) {
 	nodes := failoverCluster(t, "quorumloss")
 	survivor := leaderIndex(t, nodes, 0, 1, 2) // the leader must notice it lost its quorum
 	victims := others(len(nodes), survivor)
-	total := scaled(12_000)
-	w := newWorkload(t, nodes, "quorumloss", total, produceBatch)
-	w.start(produceVia, consumeVia)
-	w.waitAccepted(total/4, 30*time.Second)
+	w := pacedWorkload(t, nodes, "quorumloss")
 
 	killAll(nodes[victims[0]], nodes[victims[1]])
-	killedAt, before := time.Now(), w.accepted.Load()
+	killedAt, before, got := time.Now(), w.accepted.Load(), w.l.deliveries()
 	probe := startMetaProbe(t, "noquorum", []*node{nodes[survivor]})
 	notReady := waitNotReady(t, nodes[survivor], killedAt, 15*time.Second)
-	w.waitAccepted(int(before)+total/8, 30*time.Second)
+	w.waitAccepted(int(before)+outageAccepted, 30*time.Second)
+	w.waitDelivered(got+outageDelivered, 30*time.Second)
 	refused := waitRefused(t, probe, killedAt, 20*time.Second)
 	probe.halt()
 	outcomes := probe.outcomes(killedAt)
-	t.Logf("quorum lost (n%d and n%d killed, n%d left): not ready after %s; first 503 to a create after %s (the create took %s); %d more produces got 202 in %s; create outcomes %v",
+	t.Logf("quorum lost (n%d and n%d killed, n%d left): not ready after %s; first 503 to a create after %s (the create took %s: %v); %d more produces got 202 in %s; create outcomes %v",
 		victims[0]+1, victims[1]+1, survivor+1, notReady.Round(time.Millisecond), refused.end.Sub(killedAt).Round(time.Millisecond),
-		refused.end.Sub(refused.start).Round(time.Millisecond), w.accepted.Load()-before, time.Since(killedAt).Round(time.Millisecond), outcomes)
+		refused.end.Sub(refused.start).Round(time.Millisecond), refused.err, w.accepted.Load()-before, time.Since(killedAt).Round(time.Millisecond), outcomes)
 	if outcomes[http.StatusCreated] > 0 {
 		t.Errorf("%d topic creates succeeded without a quorum", outcomes[http.StatusCreated])
 	}
 
-	nodes[victims[0]].restart()
-	nodes[victims[1]].restart()
+	restartAll(nodes[victims[0]], nodes[victims[1]])
 	t.Logf("both back %s after the kill", time.Since(killedAt).Round(time.Millisecond))
-	w.finish(scenarioBudget)
+	w.finishAfter(loadAfterRestart)
 	w.verify("quorum loss")
 }
 

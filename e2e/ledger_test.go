@@ -22,6 +22,7 @@ type ledger struct {
 	delivered map[string]int
 	first     map[string]httpclient.Message // first delivery of an id not (yet) accepted
 	missing   int                           // accepted ids not delivered yet
+	total     int                           // deliveries, duplicates included
 	mismatch  []string
 }
 
@@ -52,6 +53,7 @@ func (l *ledger) deliver(m httpclient.Message) {
 	id := string(m.Key)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.total++
 	l.delivered[id]++
 	want, ok := l.accepted[id]
 	switch {
@@ -84,6 +86,13 @@ func (l *ledger) complete() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.missing == 0
+}
+
+// deliveries counts every delivery so far, duplicates included.
+func (l *ledger) deliveries() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
 }
 
 // counts returns how many ids got a 202 and how many of them are still

@@ -113,17 +113,35 @@ func (n *node) start() {
 
 // restart starts a node again after kill9, on the same data dir, ports and
 // settings, and waits until it is ready.
-func (n *node) restart() {
-	n.t.Helper()
-	select {
-	case <-n.done:
-	default:
-		n.t.Fatalf("restart of node on %d, which is still running", n.port)
+func (n *node) restart() { restartAll(n) }
+
+// restartAll starts every node again at once (each after kill9), then
+// waits until each is ready.
+func restartAll(nodes ...*node) {
+	began := time.Now()
+	for _, n := range nodes {
+		n.t.Helper()
+		select {
+		case <-n.done:
+		default:
+			n.t.Fatalf("restart of node on %d, which is still running", n.port)
+		}
+		fmt.Fprintf(n.logs, "\n--- e2e: restart ---\n")
+		n.start()
 	}
-	fmt.Fprintf(n.logs, "\n--- e2e: restart ---\n")
-	n.start()
-	n.waitReady()
+	for _, n := range nodes {
+		n.waitReady()
+		took := time.Since(began)
+		n.t.Logf("node on %d restarted and ready in %s", n.port, took.Round(time.Millisecond))
+		if took > slowRestart {
+			logs := n.logs.String()
+			n.t.Logf("slow restart; its log since:\n%s", tail(logs[strings.LastIndex(logs, "--- e2e: restart ---"):], 6000))
+		}
+	}
 }
+
+// slowRestart is a restart slow enough to show the node's log for.
+const slowRestart = 8 * time.Second
 
 func (n *node) waitReady() {
 	n.t.Helper()

@@ -43,9 +43,12 @@ type workload struct {
 	topic   string
 	clients []*httpclient.Client // one per node, by node index
 	l       *ledger
-	total   int // ids the producers hand out
+	total   int // ids the producers hand out at most
 	batch   int
-	next    atomic.Int64 // next id to hand out
+	// pace, when set, is the least time between one producer's batches,
+	// so a scenario's load lasts through its failure and recovery.
+	pace time.Duration
+	next atomic.Int64 // next id to hand out
 	// accepted counts ids answered 202.
 	accepted atomic.Int64
 	failures tally
@@ -54,13 +57,15 @@ type workload struct {
 	cancel                   context.CancelFunc
 	stopProduce, stopConsume chan struct{}
 	producers, consumers     sync.WaitGroup
+	// produced closes once every producer returned.
+	produced chan struct{}
 }
 
 // newWorkload prepares total messages for topic over nodes.
 func newWorkload(t *testing.T, nodes []*node, topic string, total, batch int) *workload {
 	t.Helper()
 	w := &workload{t: t, topic: topic, l: newLedger(), total: total, batch: batch,
-		stopProduce: make(chan struct{}), stopConsume: make(chan struct{}), failures: tally{m: map[string]int{}}}
+		stopProduce: make(chan struct{}), stopConsume: make(chan struct{}), produced: make(chan struct{}), failures: tally{m: map[string]int{}}}
 	for _, n := range nodes {
 		c, err := httpclient.New(httpclient.Options{Servers: []string{n.url}, ClientName: "narad-e2e", Timeout: workloadRequestTimeout})
 		if err != nil {
@@ -80,19 +85,29 @@ func (w *workload) start(produceVia, consumeVia []int) {
 		w.producers.Add(1)
 		go w.produce(i, home)
 	}
+	go func() {
+		w.producers.Wait()
+		close(w.produced)
+	}()
 	for _, home := range consumeVia {
 		w.consumers.Add(1)
 		go w.consume(home)
 	}
 }
 
-// stop ends every client at once (idempotent).
-func (w *workload) stop() {
+// stopProducing ends the producers (idempotent); a batch in flight is not
+// retried, and counts only if it got its 202.
+func (w *workload) stopProducing() {
 	select {
 	case <-w.stopProduce:
 	default:
 		close(w.stopProduce)
 	}
+}
+
+// stop ends every client at once (idempotent).
+func (w *workload) stop() {
+	w.stopProducing()
 	select {
 	case <-w.stopConsume:
 	default:
@@ -135,7 +150,12 @@ func backoff(err error, pause time.Duration) time.Duration {
 func (w *workload) produce(worker, home int) {
 	defer w.producers.Done()
 	r := rand.New(rand.NewPCG(uint64(worker), uint64(len(w.topic))))
+	var sent time.Time
 	for {
+		if !w.pause(w.stopProduce, time.Until(sent.Add(w.pace))) {
+			return
+		}
+		sent = time.Now()
 		start := int(w.next.Add(int64(w.batch))) - w.batch
 		if start >= w.total {
 			return
@@ -259,7 +279,7 @@ func (w *workload) fail(op string, at int, err error) {
 	} else if w.ctx.Err() != nil {
 		return // the workload is stopping
 	}
-	w.failures.add(fmt.Sprintf("%s %s via n%d", op, kind, at+1))
+	w.failures.addErr(fmt.Sprintf("%s %s via n%d", op, kind, at+1), err)
 }
 
 // waitAccepted waits until at least n ids got a 202.
@@ -274,12 +294,26 @@ func (w *workload) waitAccepted(n int, within time.Duration) {
 	}
 }
 
-// finish waits for every id to be accepted and then delivered, and stops
-// the clients.
+// waitDelivered waits until the consumers received at least n messages
+// (duplicates included).
+func (w *workload) waitDelivered(n int, within time.Duration) {
+	w.t.Helper()
+	deadline := time.Now().Add(within)
+	for w.l.deliveries() < n {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("only %d of %d deliveries within %s; failures: %s", w.l.deliveries(), n, within, w.failures.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling the workload, bounded by the deadline
+	}
+}
+
+// finish waits for the producers to end (every id handed out, or
+// stopProducing) and every accepted id to be delivered, and stops the
+// clients.
 func (w *workload) finish(within time.Duration) {
 	w.t.Helper()
 	deadline := time.Now().Add(within)
-	for w.accepted.Load() < int64(w.total) || !w.l.complete() {
+	for !w.stopped(w.produced) || !w.l.complete() {
 		if w.t.Failed() {
 			w.stop()
 			w.t.FailNow()
@@ -287,8 +321,8 @@ func (w *workload) finish(within time.Duration) {
 		if time.Now().After(deadline) {
 			accepted, missing := w.l.counts()
 			w.stop()
-			w.t.Fatalf("after %s: %d of %d accepted, %d of them never delivered (e.g. %v); failures: %s",
-				within, accepted, w.total, missing, first(lost(w.l)), w.failures.String())
+			w.t.Fatalf("after %s: %d accepted (producers done: %v), %d of them never delivered (e.g. %v); failures: %s",
+				within, accepted, w.stopped(w.produced), missing, first(lost(w.l)), w.failures.String())
 		}
 		time.Sleep(20 * time.Millisecond) // polling the workload, bounded by the deadline
 	}
@@ -307,8 +341,8 @@ func (w *workload) verify(name string) (duplicates int) {
 	w.t.Helper()
 	ids, dups := w.l.report()
 	accepted, _ := w.l.counts()
-	w.t.Logf("%s: %d accepted, %d lost, %d duplicates, %d delivered without a 202 seen; client failures: %s",
-		name, accepted, len(ids), dups, w.l.unaccepted(), w.failures.String())
+	w.t.Logf("%s: %d accepted, %d lost, %d duplicates, %d delivered without a 202 seen; client failures: %s\n\t%s",
+		name, accepted, len(ids), dups, w.l.unaccepted(), w.failures.String(), w.failures.examples())
 	if len(ids) > 0 || len(w.l.mismatch) > 0 {
 		w.t.Fatalf("%s: lost %d accepted messages (e.g. %v); %d delivered with other bytes (e.g. %v)",
 			name, len(ids), first(ids), len(w.l.mismatch), first(w.l.mismatch))
@@ -316,10 +350,35 @@ func (w *workload) verify(name string) (duplicates int) {
 	return dups
 }
 
-// tally counts events by kind.
+// tally counts events by kind, keeping the first error of each kind.
 type tally struct {
-	mu sync.Mutex
-	m  map[string]int
+	mu      sync.Mutex
+	m       map[string]int
+	example map[string]string
+}
+
+func (t *tally) addErr(kind string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m[kind]++
+	if t.example == nil {
+		t.example = map[string]string{}
+	}
+	if _, ok := t.example[kind]; !ok {
+		t.example[kind] = err.Error()
+	}
+}
+
+// examples lists the first error of each kind.
+func (t *tally) examples() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	kinds := make([]string, 0, len(t.example))
+	for k, e := range t.example {
+		kinds = append(kinds, fmt.Sprintf("%s: %s", k, e))
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, "\n\t")
 }
 
 func (t *tally) add(kind string) {
