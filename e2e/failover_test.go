@@ -198,3 +198,43 @@ func (p *metaProbe) waitRecovered(t0 time.Time, within time.Duration) (time.Dura
 	}
 	return 0, false
 }
+
+// waitEveryTopicPlaced waits until every topic n lists has an owner for
+// each partition: a create answered 201 (or a 503 whose change applied
+// after all) must be placed, whatever failed around it (api.md §2.5).
+func waitEveryTopicPlaced(t *testing.T, n *node, within time.Duration) int {
+	t.Helper()
+	c := client(t, n)
+	deadline := time.Now().Add(within)
+	unplaced := []string{}
+	for {
+		topics, err := c.ListTopics(context.Background())
+		unplaced = unplaced[:0]
+		for _, tp := range topics {
+			if !placed(c, tp.Name) {
+				unplaced = append(unplaced, tp.Name)
+			}
+		}
+		switch {
+		case err == nil && len(unplaced) == 0:
+			return len(topics)
+		case time.Now().After(deadline):
+			t.Fatalf("%d topics not placed within %s (e.g. %v); list error %v", len(unplaced), within, first(unplaced), err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling the cluster, bounded by the deadline
+	}
+}
+
+// placed reports whether every partition of topic has an owner.
+func placed(c *httpclient.Client, topic string) bool {
+	tp, err := c.Topic(context.Background(), topic)
+	if err != nil || len(tp.PartitionStats) != tp.Partitions {
+		return false
+	}
+	for _, s := range tp.PartitionStats {
+		if s.OwnerNode == "" {
+			return false
+		}
+	}
+	return true
+}
