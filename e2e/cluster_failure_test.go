@@ -93,6 +93,7 @@ func (w *workload) finishAfter(d time.Duration) {
 	time.Sleep(d) // load after the recovery, not a synchronization
 	w.stopProducing()
 	w.finish(scenarioBudget)
+	waitDispatched(w.t, w.nodes, 15*time.Second)
 }
 
 // holdDown sleeps until d has passed since t0: a node stays dead for at
@@ -120,6 +121,13 @@ func TestClusterSteadyLoadLosesNothing(t *testing.T) {
 	w.start(produceVia, consumeVia)
 	w.finish(scenarioBudget)
 	t.Logf("steady: %d messages produced and consumed in %s", w.total, time.Since(began).Round(time.Millisecond))
+	waitDispatched(t, nodes, 15*time.Second)
+	for i, c := range w.clients {
+		res, err := c.Consume(context.Background(), "steady", httpclient.ConsumeOptions{Max: consumeBatchMax, Wait: consumeWait})
+		if err != nil || len(res.Messages) != 0 {
+			t.Errorf("something left after the drain via n%d: %d messages, %v", i+1, len(res.Messages), err)
+		}
+	}
 	if dups := w.verify("steady load"); dups != 0 {
 		t.Fatalf("%d duplicates without any failure", dups)
 	}
@@ -203,7 +211,11 @@ func TestClusterQuorumLossKeepsProduceAndLosesNothing(t *testing.T) {
 	t.Logf("both back %s after the kill", time.Since(killedAt).Round(time.Millisecond))
 	w.finishAfter(loadAfterRestart)
 	w.verify("quorum loss")
-	t.Logf("all %d topics placed", waitEveryTopicPlaced(t, nodes[victims[0]], 30*time.Second))
+	// Creates the leader appended before it noticed the lost quorum may
+	// commit once it is back: they answered 503 "the change may still be
+	// applied" (api.md §2.5), so they count here but are not an error.
+	t.Logf("all %d topics placed (the workload's and the creates that applied after all)",
+		waitEveryTopicPlaced(t, nodes[victims[0]], 30*time.Second))
 }
 
 // checkOwnerDown asks live about topic while owner is down but not yet

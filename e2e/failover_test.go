@@ -238,3 +238,38 @@ func placed(c *httpclient.Client, topic string) bool {
 	}
 	return true
 }
+
+// waitDispatched waits until every node's ingress WAL has handed all its
+// records to their owners (narad_ingress_dispatch_backlog_records 0): a
+// checkpoint stuck behind a record would leave nothing lost yet redeliver
+// the whole backlog at every restart (internals.md §2.8, §3.3).
+func waitDispatched(t *testing.T, nodes []*node, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, n := range nodes {
+		for !scrape(n, "narad_ingress_dispatch_backlog_records 0") {
+			if time.Now().After(deadline) {
+				t.Fatalf("node on %d still has an ingress backlog %s after the load ended: %s",
+					n.port, within, series(n, "narad_ingress_dispatch_backlog_records"))
+			}
+			time.Sleep(100 * time.Millisecond) // polling the node, bounded by the deadline
+		}
+	}
+}
+
+// series returns n's exposition lines that start with name.
+func series(n *node, name string) string {
+	resp, err := http.Get(n.url + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, name) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -41,6 +41,7 @@ const (
 type workload struct {
 	t       *testing.T
 	topic   string
+	nodes   []*node
 	clients []*httpclient.Client // one per node, by node index
 	l       *ledger
 	total   int // ids the producers hand out at most
@@ -64,7 +65,7 @@ type workload struct {
 // newWorkload prepares total messages for topic over nodes.
 func newWorkload(t *testing.T, nodes []*node, topic string, total, batch int) *workload {
 	t.Helper()
-	w := &workload{t: t, topic: topic, l: newLedger(), total: total, batch: batch,
+	w := &workload{t: t, topic: topic, nodes: nodes, l: newLedger(), total: total, batch: batch,
 		stopProduce: make(chan struct{}), stopConsume: make(chan struct{}), produced: make(chan struct{}), failures: tally{m: map[string]int{}}}
 	for _, n := range nodes {
 		c, err := httpclient.New(httpclient.Options{Servers: []string{n.url}, ClientName: "narad-e2e", Timeout: workloadRequestTimeout})
