@@ -113,14 +113,17 @@ func (n *node) start() {
 
 // restart starts a node again after kill9, on the same data dir, ports and
 // settings, and waits until it is ready.
-func (n *node) restart() { restartAll(n) }
+func (n *node) restart() {
+	n.t.Helper()
+	restartAll(n)
+}
 
 // restartAll starts every node again at once (each after kill9), then
 // waits until each is ready.
 func restartAll(nodes ...*node) {
+	nodes[0].t.Helper()
 	began := time.Now()
 	for _, n := range nodes {
-		n.t.Helper()
 		select {
 		case <-n.done:
 		default:
