@@ -64,7 +64,7 @@ func nodeOptions(p Params) fx.Option {
 		metastoreModule,
 		useCaseModule,
 		httpModule,
-		fx.Invoke(startup, registerNodeGauges),
+		fx.Invoke(startup, registerNodeGauges, registerRaftGauges),
 	)
 }
 

@@ -25,12 +25,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// raceBinaryEnv, set to 1, builds the binary under the race detector, so
+// the broker's own data races surface in the nodes' logs (and fail the test
+// that ran them). Off by default: the race build needs cgo.
+const raceBinaryEnv = "NARAD_E2E_RACE_BINARY"
+
 // build compiles cmd/narad the way the Taskfile does, stamping a version.
 func build(out string) int {
-	cmd := exec.Command("go", "build", "-o", out,
-		"-ldflags", "-X github.com/narad/narad/bootstrap.version=e2e -X github.com/narad/narad/bootstrap.commit=feedface",
-		"../cmd/narad")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	args := []string{"build", "-o", out,
+		"-ldflags", "-X github.com/narad/narad/bootstrap.version=e2e -X github.com/narad/narad/bootstrap.commit=feedface"}
+	cgo := "CGO_ENABLED=0"
+	if os.Getenv(raceBinaryEnv) == "1" {
+		args, cgo = append(args, "-race"), "CGO_ENABLED=1"
+	}
+	cmd := exec.Command("go", append(args, "../cmd/narad")...)
+	cmd.Env = append(os.Environ(), cgo)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return 1

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -48,17 +46,12 @@ func startCluster(t *testing.T, n int) []*node {
 // spawn starts `narad serve` with env on dataDir without waiting.
 func spawn(t *testing.T, dataDir string, port int, env []string) *node {
 	t.Helper()
-	n := &node{t: t, dataDir: dataDir, port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &lockedBuffer{}}
-	n.cmd = exec.Command(naradBin, "serve")
-	n.cmd.Env = append(append(os.Environ(), "NARAD_DATA_DIR="+dataDir), env...)
-	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	n.done = make(chan struct{})
-	go func() { _ = n.cmd.Wait(); close(n.done) }()
+	n := &node{t: t, dataDir: dataDir, port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port), logs: &lockedBuffer{},
+		args: []string{"serve"}, env: append([]string{"NARAD_DATA_DIR=" + dataDir}, env...)}
+	n.start()
 	t.Cleanup(func() {
 		n.kill9()
+		n.checkRaces()
 		if t.Failed() {
 			t.Logf("node on %d logs:\n%s", port, tail(n.logs.String(), 3000))
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"sync"
 	"testing"
 
@@ -13,22 +14,38 @@ import (
 )
 
 // ledger accounts for every message: what got a 202, and how often each id
-// was delivered.
+// (the message key) was delivered. Deliveries may come before the producer
+// saw its 202, so bytes are checked whichever of the two comes second.
 type ledger struct {
 	mu        sync.Mutex
 	accepted  map[string][]byte // id -> payload as produced
 	delivered map[string]int
+	first     map[string]httpclient.Message // first delivery of an id not (yet) accepted
+	missing   int                           // accepted ids not delivered yet
+	total     int                           // deliveries, duplicates included
 	mismatch  []string
 }
 
 func newLedger() *ledger {
-	return &ledger{accepted: map[string][]byte{}, delivered: map[string]int{}}
+	return &ledger{accepted: map[string][]byte{}, delivered: map[string]int{}, first: map[string]httpclient.Message{}}
 }
 
+// accept records a 202 for id.
 func (l *ledger) accept(id string, payload []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, dup := l.accepted[id]; dup {
+		return
+	}
 	l.accepted[id] = payload
+	if l.delivered[id] == 0 {
+		l.missing++
+		return
+	}
+	if m, ok := l.first[id]; ok {
+		l.check(id, payload, m)
+		delete(l.first, id)
+	}
 }
 
 // deliver records one delivery of m, checking its bytes against the produce.
@@ -36,9 +53,22 @@ func (l *ledger) deliver(m httpclient.Message) {
 	id := string(m.Key)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.total++
 	l.delivered[id]++
 	want, ok := l.accepted[id]
-	if ok && !sameBytes(want, m) {
+	switch {
+	case !ok && l.delivered[id] == 1:
+		l.first[id] = m
+	case ok && l.delivered[id] == 1:
+		l.missing--
+		l.check(id, want, m)
+	case ok:
+		l.check(id, want, m)
+	}
+}
+
+func (l *ledger) check(id string, want []byte, m httpclient.Message) {
+	if !sameBytes(want, m) {
 		l.mismatch = append(l.mismatch, fmt.Sprintf("%s: produced %q, delivered payload %s", id, want, m.Payload))
 	}
 }
@@ -51,8 +81,30 @@ func sameBytes(want []byte, m httpclient.Message) bool {
 	return bytes.Equal(want, m.Body)
 }
 
-// report returns how many accepted ids were never delivered and how many
-// deliveries were duplicates.
+// complete reports whether every accepted id was delivered at least once.
+func (l *ledger) complete() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.missing == 0
+}
+
+// deliveries counts every delivery so far, duplicates included.
+func (l *ledger) deliveries() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+// counts returns how many ids got a 202 and how many of them are still
+// undelivered.
+func (l *ledger) counts() (accepted, missing int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.accepted), l.missing
+}
+
+// report returns the accepted ids never delivered and how many deliveries
+// were duplicates.
 func (l *ledger) report() (lost []string, duplicates int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -61,12 +113,22 @@ func (l *ledger) report() (lost []string, duplicates int) {
 			lost = append(lost, id)
 		}
 	}
+	sort.Strings(lost)
 	for _, n := range l.delivered {
 		if n > 1 {
 			duplicates += n - 1
 		}
 	}
 	return lost, duplicates
+}
+
+// unaccepted counts ids delivered without a 202 the producer saw: sends
+// whose answer was lost or an error but that were stored anyway (allowed,
+// api.md §2.13).
+func (l *ledger) unaccepted() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.first)
 }
 
 // payloadFor makes message i's payload: JSON, plain text or random binary.
@@ -114,5 +176,32 @@ func drain(ctx context.Context, t *testing.T, c *httpclient.Client, topic string
 				t.Fatalf("ack of %s: %d %s", handles[i], r.Status, r.Error)
 			}
 		}
+	}
+}
+
+// ensure that the ledger counts an id lost until its first delivery, whichever of the 202 and the delivery comes first, counts every further delivery as a duplicate, and checks bytes either way.
+func TestLedgerAccounting(t *testing.T) {
+	l := newLedger()
+	msg := func(id, payload string) httpclient.Message {
+		return httpclient.Message{Key: []byte(id), Payload: json.RawMessage(payload), Body: []byte(payload)}
+	}
+	l.accept("a", []byte(`{"n":1}`))
+	l.deliver(msg("b", `{"n":2}`)) // delivered before its producer saw the 202
+	if accepted, missing := l.counts(); accepted != 1 || missing != 1 || l.complete() || l.unaccepted() != 1 {
+		t.Fatalf("accepted %d missing %d unaccepted %d", accepted, missing, l.unaccepted())
+	}
+	l.accept("b", []byte(`{"n":3}`)) // other bytes than delivered
+	l.deliver(msg("a", `{"n":1}`))
+	l.deliver(msg("a", `{"n":1}`))
+	if !l.complete() || l.unaccepted() != 0 {
+		t.Fatalf("complete %v unaccepted %d", l.complete(), l.unaccepted())
+	}
+	lost, dups := l.report()
+	if len(lost) != 0 || dups != 1 || len(l.mismatch) != 1 {
+		t.Fatalf("lost %v dups %d mismatch %v", lost, dups, l.mismatch)
+	}
+	l.accept("c", []byte("text"))
+	if lost, _ := l.report(); len(lost) != 1 || lost[0] != "c" || l.complete() {
+		t.Fatalf("lost %v", lost)
 	}
 }
