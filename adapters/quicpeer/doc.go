@@ -4,8 +4,10 @@
 // calls, one stream per call, and a deadline on every call; and the first
 // operations over it (internals.md §3.7, §5.5, §5.9, §10.3): the commit
 // batch (op 11) behind ports.PeerCommitter, and consume (2), ack (3),
-// extend (18), nack (19) and AckBatch (32) behind ports.PeerForwarder, each
-// with its server-side Register function over the owner's use case. It
+// extend (18), nack (19) and AckBatch (32) behind ports.PeerForwarder,
+// partition statistics (8) behind ports.PeerStats and fan-out cursor lag
+// (17, FanoutCursors) behind ports.PeerFanoutLag, each with its
+// server-side Register function over the owner's use case. It
 // never decides anything about topics or partitions (the use cases do),
 // never turns a transport failure into a domain refusal (the outcome then
 // stays unknown), and never lets a request reach a handler before the
@@ -15,7 +17,7 @@
 //
 // Request fields follow §10.3 (big-endian integers, u32-length strings and
 // bytes, one-byte bools); each operation's layout is drawn beside its codec
-// (commit_codec.go, consume_codec.go). Every reply of these operations is
+// (commit_codec.go, consume_codec.go, stats_codec.go, fanout_codec.go). Every reply of these operations is
 // status u16 | code string | detail string | body bytes (status.go): the
 // code names the owner's domain sentinel, so the caller rebuilds the very
 // error the owner's use case returned. Decoders refuse truncation, trailing
