@@ -11,6 +11,7 @@ import (
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/application/fanout"
 	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/application/partitionstats"
 	"github.com/narad/narad/application/produce"
@@ -23,10 +24,11 @@ import (
 const clusterSecretGeneratedBytes = 32
 
 // clusterModule is the node-to-node plane: the QUIC server (on the client
-// API's port number, over UDP) answering commits, consumes, acks and
-// partition statistics for the partitions this node owns, and the client
-// that carries this node's dispatch, forwards and describes to other owners
-// (every call counted in the node RPC metrics).
+// API's port number, over UDP) answering commits, consumes, acks,
+// partition statistics and fan-out cursor lag for the partitions this node
+// owns, and the client that carries this node's dispatch, forwards,
+// describes and children listings to other owners (every call counted in
+// the node RPC metrics).
 var clusterModule = fx.Module("cluster",
 	fx.Provide(
 		newClusterSecret,
@@ -93,7 +95,7 @@ func (r memberResolver) Addr(node string) (string, bool) {
 }
 
 func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
-	stats *partitionstats.Reader, desk *membership.Desk, log *zap.Logger) error {
+	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -102,6 +104,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
 	quicpeer.RegisterSettle(srv, svc.Owner())
 	quicpeer.RegisterPartitionStats(srv, stats)
+	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {

@@ -21,11 +21,12 @@ var _ fanout.Metrics = (*telemetry.FanoutMetrics)(nil)
 
 // fanoutModule runs the fan-out engine: the cursors copying each parent
 // partition this node owns into its local children, with their cursor
-// files beside the parent's log.
+// files beside the parent's log, and the reader of their lag.
 var fanoutModule = fx.Module("fanout",
 	fx.Provide(
 		newFanoutCursors,
 		newFanoutEngine,
+		newFanoutLag,
 	),
 	fx.Invoke(runFanout),
 )
@@ -43,6 +44,12 @@ func newFanoutEngine(cfg config.Config, s ports.MetadataStore, logs ports.Partit
 	}, fanoutOptions(cfg.Fanout))
 	m.FanoutGauges(func() []telemetry.FanoutSample { return fanoutSamples(engine) })
 	return engine
+}
+
+// newFanoutLag reads where this node's cursors stand: the children
+// listing's local half and the owner side of op 17.
+func newFanoutLag(e *fanout.Engine, logs ports.PartitionLogs) *fanout.LagReader {
+	return fanout.NewLagReader(e, logs)
 }
 
 // fanoutOptions maps fanout.* settings; a linger of 0 means none.

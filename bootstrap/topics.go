@@ -11,6 +11,7 @@ import (
 	"github.com/narad/narad/adapters/jsonschema"
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/application/fanout"
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
@@ -30,15 +31,16 @@ var topicsModule = fx.Module("topics",
 )
 
 // newTopicService asks other owners for their partitions' statistics
-// through peers (describe, the attach point).
+// (describe, the attach point) and cursor lag (children listing) through
+// peers, and reads this node's cursors through lag.
 func newTopicService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, v ports.SchemaValidator, c ports.Clock,
-	id NodeIdentity, peers *quicpeer.Peers) (*topics.Service, error) {
+	id NodeIdentity, peers *quicpeer.Peers, lag *fanout.LagReader) (*topics.Service, error) {
 	t := cfg.Topic
 	return topics.New(s, logs, v, c, rand.Reader, topics.Defaults{
 		Partitions: t.DefaultPartitions, MaxPartitions: t.MaxPartitions, RetentionMs: t.DefaultRetentionAgeMs,
 		VisibilityMs: t.DefaultVisibilityTimeoutMs, MaxInFlight: t.DefaultMaxInFlightPerPartition,
 		MaxAckedAhead: t.DefaultMaxAckedAheadPerPartition,
-	}, id.ID, topics.WithPeerStats(peers))
+	}, id.ID, topics.WithPeerStats(peers), topics.WithFanoutLag(lag), topics.WithPeerFanoutLag(peers))
 }
 
 func runRetentionSync(lc fx.Lifecycle, s ports.MetadataStore, logs ports.PartitionLogs, log *zap.Logger) error {

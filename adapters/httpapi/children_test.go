@@ -4,6 +4,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/narad/narad/adapters/fake"
+	"github.com/narad/narad/application/topics"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 // mustCreate creates a topic over HTTP or fails the test.
@@ -111,5 +116,47 @@ func TestDelayChildRetentionAndParentDeleteHTTP(t *testing.T) {
 	want(t, r.do(t, "DELETE", "/v1/topics/p", ""), http.StatusNoContent, "")
 	if c := decodeMap(t, r.do(t, "GET", "/v1/topics/c", "")); c["role"] != "standalone" || c["parent"] != nil {
 		t.Fatalf("child of a deleted parent: %v", c)
+	}
+}
+
+// Conformance 77: the listing's body is exactly {"parent","parent_id",
+// "children":[{"name","delay_ms","lag_messages","lag_complete"}]}, children
+// in attach order, with the lag the cursors report; conformance 78: a
+// standalone topic and a child answer "children":[] and a missing topic
+// 404; a partitions flag other than true/false is a 400 (api.md §2.11).
+func TestListChildrenHTTP(t *testing.T) {
+	t.Parallel()
+	lag := fake.NewPeerFanoutLag()
+	r := newTopicRig(t, topics.WithFanoutLag(lag.On("n1")))
+	r.mustCreate(t, `{"name":"p","partitions":3}`)
+	r.mustCreate(t, `{"name":"c"}`)
+	r.mustCreate(t, `{"name":"alone"}`)
+	r.mustCreate(t, `{"name":"d","parent":"p","fanout_delay_ms":1500}`)
+	want(t, r.do(t, "POST", "/v1/topics/p/children", `{"child":"c"}`), http.StatusOK, "")
+	p, _, _ := r.meta.Topic("p")
+	for _, name := range []string{"c", "d"} {
+		child, _, _ := r.meta.Topic(name)
+		for i := range p.Partitions {
+			ref := domain.PartitionRef{Topic: "p", TopicID: domain.TopicID(p.ID), Partition: i}
+			lag.Own("n1", ref, 7)
+			if name == "c" || i != 2 { // d's cursor on partition 2 has not anchored
+				lag.Cursor("n1", ref, name, ports.FanoutCursor{Epoch: child.AttachEpoch, NextOffset: 5})
+			}
+		}
+	}
+	wantBody := `{"parent":"p","parent_id":"` + p.ID + `","children":[` +
+		`{"name":"d","delay_ms":1500,"lag_messages":4,"lag_complete":false},` +
+		`{"name":"c","delay_ms":0,"lag_messages":6,"lag_complete":true}]}` + "\n"
+	for _, q := range []string{"", "?partitions=true", "?partitions=false"} {
+		want(t, r.do(t, "GET", "/v1/topics/p/children"+q, ""), http.StatusOK, wantBody)
+	}
+	for _, name := range []string{"alone", "c"} {
+		id, _, _ := r.meta.Topic(name)
+		want(t, r.do(t, "GET", "/v1/topics/"+name+"/children", ""), http.StatusOK,
+			`{"parent":"`+name+`","parent_id":"`+id.ID+`","children":[]}`+"\n")
+	}
+	want(t, r.do(t, "GET", "/v1/topics/nope/children", ""), http.StatusNotFound, errorBody("topic not found"))
+	for _, q := range []string{"?partitions=yes", "?partitions=", "?partitions=TRUE"} {
+		want(t, r.do(t, "GET", "/v1/topics/p/children"+q, ""), http.StatusBadRequest, errorBody("invalid partitions: must be true or false"))
 	}
 }

@@ -31,6 +31,7 @@ func TopicRoutes(svc *topics.Service, log *zap.Logger) []Route {
 		{Method: http.MethodDelete, Path: "/v1/topics/:topic", Handle: h.delete},
 		{Method: http.MethodGet, Path: "/v1/topics/:topic/schema", Handle: h.schema},
 		{Method: http.MethodPost, Path: "/v1/topics/:topic/children", Handle: h.attach},
+		{Method: http.MethodGet, Path: "/v1/topics/:topic/children", Handle: h.listChildren},
 		{Method: http.MethodDelete, Path: "/v1/topics/:topic/children/:child", Handle: h.detach},
 	}
 }
@@ -236,13 +237,17 @@ func (h *topicHandlers) delete(c *gin.Context) {
 
 // forceParam checks the optional force flag (api.md §2.9); with no remote
 // children here it changes nothing.
-func forceParam(q query) error {
-	raw, ok, err := q.first("force")
+func forceParam(q query) error { return flagParam(q, "force") }
+
+// flagParam checks that the optional flag name is true or false (any other
+// value is a 400).
+func flagParam(q query, name string) error {
+	raw, ok, err := q.first(name)
 	if err != nil || !ok {
 		return err
 	}
 	if raw != "true" && raw != "false" {
-		return clientErr(http.StatusBadRequest, "invalid force: must be true or false")
+		return clientErr(http.StatusBadRequest, "invalid %s: must be true or false", name)
 	}
 	return nil
 }

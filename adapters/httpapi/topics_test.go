@@ -29,14 +29,14 @@ type topicRig struct {
 	logs *fake.PartitionLogs
 }
 
-func newTopicRig(t testing.TB) *topicRig {
+func newTopicRig(t testing.TB, opts ...topics.Option) *topicRig {
 	t.Helper()
 	r := &topicRig{meta: fake.NewMetaStore(), logs: fake.NewPartitionLogs()}
 	if _, err := r.meta.Propose(context.Background(), meta.Envelope{AtMs: 1, Event: &meta.MemberJoin{ID: "n1", Addr: "n1:7942", ClusterAddr: "n1:7943"}}); err != nil {
 		t.Fatal(err)
 	}
 	defaults := topics.Defaults{Partitions: 3, MaxPartitions: 108, RetentionMs: 604_800_000, VisibilityMs: 30_000, MaxInFlight: 1024, MaxAckedAhead: 1024}
-	svc, err := topics.New(r.meta, r.logs, jsonschema.New(jsonschema.Options{}), fake.NewClock(time.Now()), rand.Reader, defaults, "n1")
+	svc, err := topics.New(r.meta, r.logs, jsonschema.New(jsonschema.Options{}), fake.NewClock(time.Now()), rand.Reader, defaults, "n1", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,6 +143,20 @@ const (
 	statsPartitionsMaxCount = 65536
 )
 
+// FanoutCursors (op 17) payloads, api.md §2.11, internals.md §6.6. Part of
+// the wire format: a decoder refuses a count above these before allocating.
+const (
+	// fanoutPartitionsMaxCount caps the partitions of one request.
+	fanoutPartitionsMaxCount = 65536
+	// fanoutChildrenMaxCount caps the children of one request (a parent
+	// has at most 108).
+	fanoutChildrenMaxCount = 1024
+	// fanoutPairsMaxCount caps partitions × children of one request and the
+	// entries of its reply: a topic's 4,096 partitions × 108 children fit,
+	// and a full reply (17 bytes an entry) stays far below the 16 MiB frame.
+	fanoutPairsMaxCount = 1 << 19
+)
+
 // Label values of the RPC metrics (api.md §7
 // narad_cluster_rpc_requests_total): see rpcOutcome.
 const (

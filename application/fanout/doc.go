@@ -19,6 +19,11 @@
 // alone; records are never rerouted to a sibling partition. A delay child
 // receives a record no earlier than its parent commit time plus the delay.
 //
+// LagReader reads where the cursors of this node's parent partitions stand
+// (a running cursor from memory, else its file, only at the child's current
+// epoch): the children listing's local half and the owner side of node RPC
+// op 17, FanoutCursors.
+//
 // It orchestrates ports only: it never opens a file or a socket. Its one
 // destructive act, anchoring a cursor at its start offset, and the removal
 // of a cursor file both wait for the Raft leader's confirmation

@@ -74,11 +74,7 @@ func (e *env) start(t *testing.T) {
 	if e.stop != nil {
 		t.Fatal("engine already running")
 	}
-	e.engine = fanout.New(fanout.Deps{
-		Store: e.store, Logs: e.reads, Cursors: e.cursors, Local: e.local, Peers: e.peers,
-		Latch: leaderconfirm.NewLatch(e.store), Confirmer: leaderconfirm.New(e.store), Clock: e.clock,
-		Metrics: e.metrics, Log: slog.New(e.logged), Self: self,
-	}, e.opts)
+	e.engine = e.build()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.engine.Run(ctx) }()
@@ -89,6 +85,15 @@ func (e *env) start(t *testing.T) {
 		}
 		e.stop = nil
 	}
+}
+
+// build returns a fresh engine over e's fakes, not running.
+func (e *env) build() *fanout.Engine {
+	return fanout.New(fanout.Deps{
+		Store: e.store, Logs: e.reads, Cursors: e.cursors, Local: e.local, Peers: e.peers,
+		Latch: leaderconfirm.NewLatch(e.store), Confirmer: leaderconfirm.New(e.store), Clock: e.clock,
+		Metrics: e.metrics, Log: slog.New(e.logged), Self: self,
+	}, e.opts)
 }
 
 func (e *env) stopEngine() { e.stop() }

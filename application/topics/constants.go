@@ -60,3 +60,14 @@ const (
 	// stats fan-out: 16 concurrent).
 	describeOwnersInFlight = 16
 )
+
+// Children listing's lag (api.md §2.11; internals.md §6.6: the listing asks
+// other owners like describe does).
+const (
+	// childrenOwnerTimeout is how long the listing waits for one owner's
+	// cursor positions (describe's per-owner budget).
+	childrenOwnerTimeout = 2 * time.Second
+	// childrenOwnersInFlight bounds the owners asked at once (16, as for
+	// describe's statistics).
+	childrenOwnersInFlight = 16
+)

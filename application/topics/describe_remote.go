@@ -8,11 +8,11 @@ import (
 	"github.com/narad/narad/domain/meta"
 )
 
-// ownerAsks groups the entries to ask other owners for, one call per
-// owner, owners in the order first met.
+// ownerAsks groups the entries to ask owners for, one call per owner,
+// owners in the order first met.
 type ownerAsks struct {
 	owners  []string
-	entries map[string][]int // indexes into the describe's entries
+	entries map[string][]int // indexes into a describe's entries; a children listing's partitions
 }
 
 func (a *ownerAsks) add(owner string, entry int) {

@@ -1,5 +1,6 @@
 // Package topics owns topic administration (api.md §2.4-2.9.1): create,
-// list, describe, alter, delete and schema history, the first placement of a
+// list, describe, alter, delete and schema history, fan-out attach, detach
+// and the children listing with its lag (§2.10-2.12), the first placement of a
 // topic's partitions, the purge of this node's data after a delete, and the
 // worker that keeps every node's retention settings in step with metadata.
 //

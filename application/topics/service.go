@@ -57,6 +57,9 @@ type Service struct {
 
 	peers ports.PeerStats // nil: other owners' partitions cannot be asked
 
+	fanoutLag FanoutLag           // nil: this node's cursors cannot be read
+	peerLag   ports.PeerFanoutLag // nil: other owners' cursors cannot be asked
+
 	names nameLocks
 	place sync.Mutex // the assignment lock: one placement at a time
 }
@@ -69,6 +72,16 @@ type Option func(*Service)
 // it those partitions are placeholders and an attach over a remote parent
 // partition answers domain.ErrUnavailable.
 func WithPeerStats(p ports.PeerStats) Option { return func(s *Service) { s.peers = p } }
+
+// WithFanoutLag lets a children listing read where the fan-out cursors of
+// the parent partitions this node owns stand. Without it those partitions
+// never report, so no child's lag is complete.
+func WithFanoutLag(l FanoutLag) Option { return func(s *Service) { s.fanoutLag = l } }
+
+// WithPeerFanoutLag lets a children listing ask other owners where the
+// cursors of their parent partitions stand (node RPC op 17). Without it
+// those partitions never report.
+func WithPeerFanoutLag(p ports.PeerFanoutLag) Option { return func(s *Service) { s.peerLag = p } }
 
 // New returns a Service. random supplies incarnation ids (crypto/rand in
 // production); selfID is this node's member id.
