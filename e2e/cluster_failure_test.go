@@ -220,9 +220,8 @@ func TestClusterQuorumLossKeepsProduceAndLosesNothing(t *testing.T) {
 
 // checkOwnerDown asks live about topic while owner is down but not yet
 // marked dead: describe answers 200 at once, with owner's partitions as
-// placeholders, partial set and live's own partitions real (api.md §2.7;
-// other live owners' entries are not checked: node-to-node stats are still
-// to come); a consume pinned to one of owner's partitions answers 502, or
+// placeholders, partial set, and every live owner's partitions real, those
+// of other nodes fetched over node RPC (api.md §2.7); a consume pinned to one of owner's partitions answers 502, or
 // 503 once the owner is marked dead (internals.md §1.4).
 func checkOwnerDown(t *testing.T, live *node, liveID, topic, owner string) {
 	t.Helper()
@@ -239,8 +238,8 @@ func checkOwnerDown(t *testing.T, live *node, liveID, topic, owner string) {
 		switch {
 		case s.OwnerNode == owner && s.Available():
 			t.Errorf("describe via %s while %s is down: its partition %d reads as available: %+v", liveID, owner, s.Index, s)
-		case s.OwnerNode == liveID && !s.Available():
-			t.Errorf("describe via %s while %s is down: its own partition %d is a placeholder: %+v", liveID, owner, s.Index, s)
+		case s.OwnerNode != owner && !s.Available():
+			t.Errorf("describe via %s while %s is down: partition %d of live %s is a placeholder: %+v", liveID, owner, s.Index, s.OwnerNode, s)
 		case s.OwnerNode == owner && pinned < 0:
 			pinned = s.Index
 		}
