@@ -28,7 +28,9 @@ type ForwardedSettle struct {
 // consumes with the deliveries queued for it by Offer (one Offer per call,
 // none when nothing is queued), and settles with nil per handle unless
 // RefuseHandle armed an error for it. FailNext makes the next call of
-// either kind fail whole (a transport failure by default). Safe for
+// either kind fail whole with an error of any class: ErrFakePeerNotSent
+// (never left), ErrFakePeerFailure (the default: sent, no answer), or an
+// owner's domain error. Calls are recorded whatever their outcome. Safe for
 // concurrent use.
 type PeerForwarder struct {
 	mu       sync.Mutex
@@ -59,7 +61,7 @@ func (f *PeerForwarder) RefuseHandle(h domain.ReceiptHandle, err error) {
 }
 
 // FailNext makes the next call fail whole with err (ErrFakePeerFailure
-// when nil).
+// when nil). A consume failing this way takes no offer.
 func (f *PeerForwarder) FailNext(err error) {
 	if err == nil {
 		err = ErrFakePeerFailure

@@ -37,3 +37,34 @@ func TestPeerForwarderScripts(t *testing.T) {
 		t.Fatalf("recorded %d consumes, %d settles", len(f.Consumes()), len(f.Settles()))
 	}
 }
+
+// ensure that FailNext injects each class of ports.PeerForwarder's errors
+// for one call: not sent, sent without an answer, and the owner's refusal.
+func TestPeerForwarderFailureClasses(t *testing.T) {
+	t.Parallel()
+	f := fake.NewPeerForwarder()
+	ctx := context.Background()
+	hs := []domain.ReceiptHandle{{Partition: 1, Offset: 2, Nonce: 3}}
+	cases := []struct {
+		arm, class, notClass error
+	}{
+		{fake.ErrFakePeerNotSent, domain.ErrNotSent, domain.ErrNoAnswer},
+		{nil, domain.ErrNoAnswer, domain.ErrNotSent},
+		{domain.ErrUnavailable, domain.ErrUnavailable, domain.ErrNoAnswer},
+	}
+	for _, c := range cases {
+		f.FailNext(c.arm)
+		_, err := f.SettleRemote(ctx, "n2", "t", hs, ports.SettleAck)
+		if !errors.Is(err, c.class) || errors.Is(err, c.notClass) {
+			t.Fatalf("armed %v: settle %v", c.arm, err)
+		}
+		f.FailNext(c.arm)
+		f.Offer("n2", domain.Delivery{Topic: "t"})
+		if _, err := f.ConsumeRemote(ctx, "n2", ports.RemoteConsume{Topic: "t"}); !errors.Is(err, c.class) {
+			t.Fatalf("armed %v: consume %v", c.arm, err)
+		}
+		if ds, err := f.ConsumeRemote(ctx, "n2", ports.RemoteConsume{Topic: "t"}); err != nil || len(ds) != 1 {
+			t.Fatalf("the failed consume took the offer: %v, %v", ds, err)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package fake
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -11,9 +10,17 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// ErrFakePeerFailure is what PeerCommitter.FailNext(nil) arms: a transport
-// error, outcome unknown.
-var ErrFakePeerFailure = errors.New("fake peers: injected transport failure")
+// Transport failures the peer fakes inject, one of each class of the peer
+// ports (ports.PeerForwarder). A test arms an owner's refusal by passing
+// the owner's domain error itself.
+var (
+	// ErrFakePeerFailure is what FailNext(nil) arms: sent, no answer
+	// (domain.ErrNoAnswer), outcome unknown.
+	ErrFakePeerFailure = fmt.Errorf("fake peers: injected transport failure: %w", domain.ErrNoAnswer)
+	// ErrFakePeerNotSent: the request never left (domain.ErrNotSent); the
+	// peer did not act.
+	ErrFakePeerNotSent = fmt.Errorf("fake peers: injected failure before sending: %w", domain.ErrNotSent)
+)
 
 var _ ports.PeerCommitter = (*PeerCommitter)(nil)
 

@@ -45,4 +45,7 @@ const (
 	reprobeIntervalMax = time.Second            // the pause doubles up to this
 	// ackNoAnswerMessage is the 502 of a forwarded ack, extend or nack.
 	ackNoAnswerMessage = "the partition owner did not answer; the ack may have been applied; retry"
+	// ackNotSentMessage is the 503 of a forwarded ack, extend or nack that
+	// never left this node.
+	ackNotSentMessage = "the ack did not reach the partition owner and was not applied; retry"
 )
