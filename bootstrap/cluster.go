@@ -89,6 +89,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterCommit(srv, committer)
 	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
 	quicpeer.RegisterSettle(srv, svc.Owner())
+	quicpeer.RegisterTokens(srv, svc) // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/domain"
@@ -66,5 +67,39 @@ func TestPeerForwarderFailureClasses(t *testing.T) {
 		if ds, err := f.ConsumeRemote(ctx, "n2", ports.RemoteConsume{Topic: "t"}); err != nil || len(ds) != 1 {
 			t.Fatalf("the failed consume took the offer: %v, %v", ds, err)
 		}
+	}
+}
+
+// ensure that the fake records token registrations and notifications,
+// refuses registrations when told, and answers notifications claimed, with
+// a pass, or through a hook.
+func TestPeerForwarderTokens(t *testing.T) {
+	t.Parallel()
+	f := fake.NewPeerForwarder()
+	ctx := context.Background()
+	regs := []ports.TokenRegistration{{Topic: "t", TTL: 5 * time.Second}}
+	if err := f.RegisterTokens(ctx, "n2", "n1", regs); err != nil {
+		t.Fatal(err)
+	}
+	f.RefuseTokens(domain.ErrNotImplemented)
+	if err := f.RegisterTokens(ctx, "n2", "n1", regs); !errors.Is(err, domain.ErrNotImplemented) {
+		t.Fatalf("refused registration: %v", err)
+	}
+	if r := f.Registrations(); len(r) != 2 || r[0].Node != "n2" || r[0].From != "n1" || r[0].Regs[0] != regs[0] {
+		t.Fatalf("registrations %+v", r)
+	}
+	if claimed, err := f.NotifyToken(ctx, "n3", "n1", "t"); !claimed || err != nil {
+		t.Fatalf("default notification: %v, %v", claimed, err)
+	}
+	f.PassNotifications("n3", true)
+	if claimed, _ := f.NotifyToken(ctx, "n3", "n1", "t"); claimed {
+		t.Fatal("a passing node claimed")
+	}
+	f.OnNotify(func(c fake.TokenCall) (bool, error) { return c.Topic == "u", nil })
+	if claimed, _ := f.NotifyToken(ctx, "n3", "n1", "u"); !claimed {
+		t.Fatal("the hook was not asked")
+	}
+	if n := f.Notifications(); len(n) != 3 || n[2].Topic != "u" || n[2].From != "n1" {
+		t.Fatalf("notifications %+v", n)
 	}
 }
