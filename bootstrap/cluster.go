@@ -106,6 +106,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterPartitionStats(srv, stats)
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
+	quicpeer.RegisterTokens(srv, svc) // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

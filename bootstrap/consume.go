@@ -42,7 +42,7 @@ func newOffsetStore(lc fx.Lifecycle, cfg config.Config) (ports.OffsetStore, erro
 func newConsumeService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, offsets ports.OffsetStore,
 	peers *quicpeer.Peers, c ports.Clock, m ports.Metrics, id NodeIdentity, log *zap.Logger) (*consume.Service, error) {
 	return consume.New(consume.Deps{
-		Topics: s, Cluster: s, Logs: logs, Offsets: offsets, Peers: peers, Clock: c, Metrics: m, SelfID: id.ID,
+		Topics: s, Cluster: s, Logs: logs, Offsets: offsets, Peers: peers, Tokens: peers, Clock: c, Metrics: m, SelfID: id.ID,
 		Seeds: rand.Reader, Logger: newSlog(log.With(zap.String("component", "consume"))),
 	}, consume.Options{
 		DurabilityInterval:     time.Duration(cfg.Storage.ConsumerOffsetCommitIntervalMs) * time.Millisecond,

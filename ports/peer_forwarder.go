@@ -56,13 +56,20 @@ const (
 // node RPC of the cluster issue, internals.md §5.5, §5.6, §5.9). Safe for
 // concurrent use.
 //
-// Owner refusals come back as the owner's domain errors
-// (domain.ErrTopicNotFound, domain.ErrNotOwner, domain.ErrLeaseGone,
-// domain.ErrPartitionOutOfRange, domain.ErrTooManyConsumes,
-// domain.ErrOffsetNotWritten, domain.ErrUnavailable, ...; a
-// *domain.Refusal when the owner's carried a client message). Any other
-// error is a transport failure (the owner may or may not have acted: an
-// API answers 502) or ctx.Err().
+// Every error falls in one of three classes:
+//   - wraps domain.ErrNotSent: the request never left this node (no
+//     address, dial failure or backoff, no connection, stream or slot);
+//     the owner surely did not act. An API answers an ack 503.
+//   - wraps domain.ErrNoAnswer: the request was sent and no usable answer
+//     came back; the owner may or may not have acted. An API answers 502.
+//   - anything else is the owner's refusal: its domain error
+//     (domain.ErrTopicNotFound, domain.ErrNotOwner, domain.ErrLeaseGone,
+//     domain.ErrPartitionOutOfRange, domain.ErrTooManyConsumes,
+//     domain.ErrOffsetNotWritten, domain.ErrUnavailable, ...; a
+//     *domain.Refusal when the owner's carried a client message).
+//
+// The caller's own cancellation or deadline comes back wrapped in the
+// first or second class (errors.Is(err, ctx.Err()) holds).
 type PeerForwarder interface {
 	// ConsumeRemote runs req on node and returns its deliveries (none when
 	// nothing became available within req.Wait). The slice and the
@@ -72,6 +79,7 @@ type PeerForwarder interface {
 	// and in order, and answers one error (nil for success) per handle.
 	// The whole call fails only when no handle could be answered: the
 	// topic is absent on node (domain.ErrTopicNotFound), or a transport
-	// failure (then no handle's outcome is known).
+	// failure (domain.ErrNotSent: none was applied; domain.ErrNoAnswer:
+	// no handle's outcome is known).
 	SettleRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op SettleOp) ([]error, error)
 }

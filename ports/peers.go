@@ -19,10 +19,13 @@ type CommitRequest struct {
 // issue). Safe for concurrent use.
 type PeerCommitter interface {
 	// CommitBatch asks node to commit req durably and returns the offset of
-	// its first record. Errors: domain.ErrNotOwner (the peer does not own
-	// the partition), domain.ErrTopicNotFound (the peer has no such
-	// incarnation), domain.ErrUnavailable, ctx.Err(), or a transport error.
-	// Any error but ErrTopicNotFound leaves the outcome unknown: the caller
-	// keeps the records and retries (a retry may duplicate, never lose).
+	// its first record. Errors fall in the classes of PeerForwarder: a
+	// transport failure wrapping domain.ErrNotSent (nothing was committed)
+	// or domain.ErrNoAnswer (the outcome is unknown), or the owner's
+	// refusal: domain.ErrNotOwner (the peer does not own the partition),
+	// domain.ErrTopicNotFound (the peer has no such incarnation),
+	// domain.ErrUnavailable, ... Any error but ErrTopicNotFound may leave
+	// records to commit: the caller keeps them and retries (a retry may
+	// duplicate, never lose).
 	CommitBatch(ctx context.Context, node string, req CommitRequest) (first int64, err error)
 }

@@ -9,7 +9,19 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-var _ ports.PeerForwarder = (*PeerForwarder)(nil)
+var (
+	_ ports.PeerForwarder = (*PeerForwarder)(nil)
+	_ ports.TokenPeers    = (*PeerForwarder)(nil)
+)
+
+// TokenCall is one RegisterTokens or NotifyToken a PeerForwarder saw: Node
+// is the node called (the owner of a registration, the requester of a
+// notification), From the caller.
+type TokenCall struct {
+	Node, From string
+	Regs       []ports.TokenRegistration // registrations only
+	Topic      string                    // notifications only
+}
 
 // ForwardedConsume is one ConsumeRemote a PeerForwarder saw.
 type ForwardedConsume struct {
@@ -28,8 +40,12 @@ type ForwardedSettle struct {
 // consumes with the deliveries queued for it by Offer (one Offer per call,
 // none when nothing is queued), and settles with nil per handle unless
 // RefuseHandle armed an error for it. FailNext makes the next call of
-// either kind fail whole (a transport failure by default). Safe for
-// concurrent use.
+// either kind fail whole with an error of any class: ErrFakePeerNotSent
+// (never left), ErrFakePeerFailure (the default: sent, no answer), or an
+// owner's domain error. Calls are recorded whatever their outcome. As a
+// ports.TokenPeers it records registrations (RefuseTokens fails them) and
+// notifications, answered claimed unless PassNotifications or OnNotify say
+// otherwise; OnRegister plays the owner's side. Safe for concurrent use.
 type PeerForwarder struct {
 	mu       sync.Mutex
 	offers   map[string][][]domain.Delivery
@@ -37,11 +53,18 @@ type PeerForwarder struct {
 	failNext error
 	consumes []ForwardedConsume
 	settles  []ForwardedSettle
+
+	registrations []TokenCall
+	notifications []TokenCall
+	tokenErr      error           // answers every RegisterTokens when set
+	passes        map[string]bool // nodes that pass notifications
+	notified      func(TokenCall) (bool, error)
+	registered    func(TokenCall)
 }
 
 // NewPeerForwarder returns a PeerForwarder with nothing queued.
 func NewPeerForwarder() *PeerForwarder {
-	return &PeerForwarder{offers: map[string][][]domain.Delivery{}, refused: map[domain.ReceiptHandle]error{}}
+	return &PeerForwarder{offers: map[string][][]domain.Delivery{}, refused: map[domain.ReceiptHandle]error{}, passes: map[string]bool{}}
 }
 
 // Offer queues ds as node's answer to one later ConsumeRemote.
@@ -59,7 +82,7 @@ func (f *PeerForwarder) RefuseHandle(h domain.ReceiptHandle, err error) {
 }
 
 // FailNext makes the next call fail whole with err (ErrFakePeerFailure
-// when nil).
+// when nil). A consume failing this way takes no offer.
 func (f *PeerForwarder) FailNext(err error) {
 	if err == nil {
 		err = ErrFakePeerFailure
@@ -127,4 +150,85 @@ func (f *PeerForwarder) Settles() []ForwardedSettle {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]ForwardedSettle(nil), f.settles...)
+}
+
+// RefuseTokens makes every later RegisterTokens fail with err (nil: accept
+// them again); domain.ErrNotImplemented plays an owner that predates them.
+func (f *PeerForwarder) RefuseTokens(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokenErr = err
+}
+
+// PassNotifications makes node answer every later notification with a pass
+// (pass=false: claimed again, the default).
+func (f *PeerForwarder) PassNotifications(node string, pass bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.passes[node] = pass
+}
+
+// OnNotify routes every later notification to fn instead (nil: the
+// default), e.g. to another node's Service.Notified. fn runs without the
+// fake's lock.
+func (f *PeerForwarder) OnNotify(fn func(TokenCall) (claimed bool, err error)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notified = fn
+}
+
+// OnRegister calls fn after every later registration the fake accepts
+// (nil: none), e.g. to play an owner that notifies at once. fn runs
+// without the fake's lock, before RegisterTokens returns.
+func (f *PeerForwarder) OnRegister(fn func(TokenCall)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.registered = fn
+}
+
+// RegisterTokens records the registration.
+func (f *PeerForwarder) RegisterTokens(ctx context.Context, owner, from string, regs []ports.TokenRegistration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	call := TokenCall{Node: owner, From: from, Regs: append([]ports.TokenRegistration(nil), regs...)}
+	f.mu.Lock()
+	f.registrations = append(f.registrations, call)
+	err, fn := f.tokenErr, f.registered
+	f.mu.Unlock()
+	if err == nil && fn != nil {
+		fn(call)
+	}
+	return err
+}
+
+// NotifyToken records the notification and answers claimed unless node
+// passes.
+func (f *PeerForwarder) NotifyToken(ctx context.Context, node, from, topic string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	call := TokenCall{Node: node, From: from, Topic: topic}
+	f.mu.Lock()
+	f.notifications = append(f.notifications, call)
+	fn, pass := f.notified, f.passes[node]
+	f.mu.Unlock()
+	if fn != nil {
+		return fn(call)
+	}
+	return !pass, nil
+}
+
+// Registrations returns the registrations seen, in order.
+func (f *PeerForwarder) Registrations() []TokenCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]TokenCall(nil), f.registrations...)
+}
+
+// Notifications returns the notifications seen, in order.
+func (f *PeerForwarder) Notifications() []TokenCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]TokenCall(nil), f.notifications...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/domain"
@@ -35,5 +36,70 @@ func TestPeerForwarderScripts(t *testing.T) {
 	}
 	if len(f.Consumes()) != 2 || len(f.Settles()) != 2 {
 		t.Fatalf("recorded %d consumes, %d settles", len(f.Consumes()), len(f.Settles()))
+	}
+}
+
+// ensure that FailNext injects each class of ports.PeerForwarder's errors
+// for one call: not sent, sent without an answer, and the owner's refusal.
+func TestPeerForwarderFailureClasses(t *testing.T) {
+	t.Parallel()
+	f := fake.NewPeerForwarder()
+	ctx := context.Background()
+	hs := []domain.ReceiptHandle{{Partition: 1, Offset: 2, Nonce: 3}}
+	cases := []struct {
+		arm, class, notClass error
+	}{
+		{fake.ErrFakePeerNotSent, domain.ErrNotSent, domain.ErrNoAnswer},
+		{nil, domain.ErrNoAnswer, domain.ErrNotSent},
+		{domain.ErrUnavailable, domain.ErrUnavailable, domain.ErrNoAnswer},
+	}
+	for _, c := range cases {
+		f.FailNext(c.arm)
+		_, err := f.SettleRemote(ctx, "n2", "t", hs, ports.SettleAck)
+		if !errors.Is(err, c.class) || errors.Is(err, c.notClass) {
+			t.Fatalf("armed %v: settle %v", c.arm, err)
+		}
+		f.FailNext(c.arm)
+		f.Offer("n2", domain.Delivery{Topic: "t"})
+		if _, err := f.ConsumeRemote(ctx, "n2", ports.RemoteConsume{Topic: "t"}); !errors.Is(err, c.class) {
+			t.Fatalf("armed %v: consume %v", c.arm, err)
+		}
+		if ds, err := f.ConsumeRemote(ctx, "n2", ports.RemoteConsume{Topic: "t"}); err != nil || len(ds) != 1 {
+			t.Fatalf("the failed consume took the offer: %v, %v", ds, err)
+		}
+	}
+}
+
+// ensure that the fake records token registrations and notifications,
+// refuses registrations when told, and answers notifications claimed, with
+// a pass, or through a hook.
+func TestPeerForwarderTokens(t *testing.T) {
+	t.Parallel()
+	f := fake.NewPeerForwarder()
+	ctx := context.Background()
+	regs := []ports.TokenRegistration{{Topic: "t", TTL: 5 * time.Second}}
+	if err := f.RegisterTokens(ctx, "n2", "n1", regs); err != nil {
+		t.Fatal(err)
+	}
+	f.RefuseTokens(domain.ErrNotImplemented)
+	if err := f.RegisterTokens(ctx, "n2", "n1", regs); !errors.Is(err, domain.ErrNotImplemented) {
+		t.Fatalf("refused registration: %v", err)
+	}
+	if r := f.Registrations(); len(r) != 2 || r[0].Node != "n2" || r[0].From != "n1" || r[0].Regs[0] != regs[0] {
+		t.Fatalf("registrations %+v", r)
+	}
+	if claimed, err := f.NotifyToken(ctx, "n3", "n1", "t"); !claimed || err != nil {
+		t.Fatalf("default notification: %v, %v", claimed, err)
+	}
+	f.PassNotifications("n3", true)
+	if claimed, _ := f.NotifyToken(ctx, "n3", "n1", "t"); claimed {
+		t.Fatal("a passing node claimed")
+	}
+	f.OnNotify(func(c fake.TokenCall) (bool, error) { return c.Topic == "u", nil })
+	if claimed, _ := f.NotifyToken(ctx, "n3", "n1", "u"); !claimed {
+		t.Fatal("the hook was not asked")
+	}
+	if n := f.Notifications(); len(n) != 3 || n[2].Topic != "u" || n[2].From != "n1" {
+		t.Fatalf("notifications %+v", n)
 	}
 }

@@ -3,7 +3,6 @@ package fake
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -11,9 +10,17 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// ErrFakePeerFailure is what PeerCommitter.FailNext(nil) arms: a transport
-// error, outcome unknown.
-var ErrFakePeerFailure = errors.New("fake peers: injected transport failure")
+// Transport failures the peer fakes inject, one of each class of the peer
+// ports (ports.PeerForwarder). A test arms an owner's refusal by passing
+// the owner's domain error itself.
+var (
+	// ErrFakePeerFailure is what FailNext(nil) arms: sent, no answer
+	// (domain.ErrNoAnswer), outcome unknown.
+	ErrFakePeerFailure = fmt.Errorf("fake peers: injected transport failure: %w", domain.ErrNoAnswer)
+	// ErrFakePeerNotSent: the request never left (domain.ErrNotSent); the
+	// peer did not act.
+	ErrFakePeerNotSent = fmt.Errorf("fake peers: injected failure before sending: %w", domain.ErrNotSent)
+)
 
 var _ ports.PeerCommitter = (*PeerCommitter)(nil)
 
@@ -26,17 +33,47 @@ type PeerCommit struct {
 
 // PeerCommitter is an in-memory ports.PeerCommitter: every node it is asked
 // about owns every partition and commits at once, at dense offsets per
-// (node, topic, partition). FailNext makes the next call fail. Safe for
-// concurrent use.
+// (node, topic, partition). FailNext makes the next call fail; Fail makes
+// every call to one node fail until Heal. A failed call commits nothing.
+// Safe for concurrent use.
 type PeerCommitter struct {
 	mu       sync.Mutex
 	commits  []PeerCommit
 	offsets  map[string]int64
 	failNext error
+	failing  map[string]error
+	attempts map[string]int
 }
 
 // NewPeerCommitter returns a PeerCommitter that has committed nothing.
-func NewPeerCommitter() *PeerCommitter { return &PeerCommitter{offsets: map[string]int64{}} }
+func NewPeerCommitter() *PeerCommitter {
+	return &PeerCommitter{offsets: map[string]int64{}, failing: map[string]error{}, attempts: map[string]int{}}
+}
+
+// Fail makes every later CommitBatch to node fail with err
+// (ErrFakePeerFailure when nil) until Heal(node).
+func (p *PeerCommitter) Fail(node string, err error) {
+	if err == nil {
+		err = ErrFakePeerFailure
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failing[node] = err
+}
+
+// Heal ends Fail(node).
+func (p *PeerCommitter) Heal(node string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.failing, node)
+}
+
+// Attempts returns how many CommitBatch calls reached node, failed or not.
+func (p *PeerCommitter) Attempts(node string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.attempts[node]
+}
 
 // FailNext makes the next CommitBatch fail with err (ErrFakePeerFailure
 // when nil) and commit nothing.
@@ -59,8 +96,12 @@ func (p *PeerCommitter) CommitBatch(ctx context.Context, node string, req ports.
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.attempts[node]++
 	if err := p.failNext; err != nil {
 		p.failNext = nil
+		return 0, err
+	}
+	if err := p.failing[node]; err != nil {
 		return 0, err
 	}
 	k := fmt.Sprintf("%s\x00%s\x00%d", node, req.Topic, req.Partition)

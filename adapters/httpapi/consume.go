@@ -71,23 +71,23 @@ func (r *consumeRoutes) consume(c *gin.Context) {
 	}
 }
 
-// retryAfterOwnerDown is the Retry-After of a dead owner's 503 (api.md
-// §2.14, §2.15).
+// retryAfterOwnerDown is the Retry-After of a dead owner's 503 and of a
+// single ack's forward that never left (api.md §2.14, §2.15).
 const retryAfterOwnerDown = "1"
 
 // respondRouteError answers a consume or settle error. The owner-routing
-// failures are plain text (api.md §3.3): a dead owner's 503 with
-// Retry-After: 1, a forward without an answer 502; the rest go through the
-// error table as JSON.
+// failures are plain text (api.md §3.3): a dead owner's 503 and an ack
+// forward's that never left, each with Retry-After: 1; a forward without
+// an answer 502; the rest go through the error table as JSON.
 func respondRouteError(c *gin.Context, log *zap.Logger, err error) {
-	down := errors.Is(err, domain.ErrOwnerDown)
-	if !down && !errors.Is(err, domain.ErrOwnerNoAnswer) {
+	retry := errors.Is(err, domain.ErrOwnerDown) || errors.Is(err, domain.ErrOwnerNotReached)
+	if !retry && !errors.Is(err, domain.ErrOwnerNoAnswer) {
 		respondError(c, log, err)
 		return
 	}
 	status, msg := statusOf(err)
 	log.Error("request failed", zap.String("route", c.FullPath()), zap.Int("status", status), zap.Error(err))
-	if down {
+	if retry {
 		c.Header("Retry-After", retryAfterOwnerDown)
 	}
 	c.Data(status, "text/plain; charset=utf-8", []byte(msg+"\n"))

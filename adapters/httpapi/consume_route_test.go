@@ -76,6 +76,34 @@ func TestForwardWithoutAnswerIs502(t *testing.T) {
 	}
 }
 
+// api.md §2.15, §3.3: an ack, extend or nack whose forward never left
+// this node is 503 plain text saying nothing was applied, with
+// Retry-After: 1; a 502 carries no Retry-After; in a batch ack the handle's
+// entry is 503 with the same message.
+func TestAckForwardNotSentIs503(t *testing.T) {
+	t.Parallel()
+	f, fwd := routedFixture(t)
+	const msg = "the ack did not reach the partition owner and was not applied; retry"
+	for _, extend := range []string{"", "&extend=true", "&extend=0"} {
+		fwd.FailNext(fake.ErrFakePeerNotSent)
+		rec := f.ack("t", "1:0:5", extend)
+		if got := rec.Result().Header.Get("Retry-After"); got != "1" {
+			t.Fatalf("%q: Retry-After %q, want 1", extend, got)
+		}
+		wantPlain(t, rec, http.StatusServiceUnavailable, msg)
+	}
+	fwd.FailNext(nil)
+	if rec := f.ack("t", "1:0:5", ""); rec.Code != http.StatusBadGateway || rec.Result().Header.Get("Retry-After") != "" {
+		t.Fatalf("no answer: %d, Retry-After %q", rec.Code, rec.Result().Header.Get("Retry-After"))
+	}
+	fwd.FailNext(fake.ErrFakePeerNotSent)
+	rec := f.batchAck("t", "", handlesBody("1:0:1", "0:0:1"))
+	want := `{"results":[{"status":503,"error":"` + msg + `"},{"status":410,"error":"receipt handle no longer matches an active reservation"}]}` + "\n"
+	if rec.Code != http.StatusOK || rec.Body.String() != want {
+		t.Fatalf("got %d %s", rec.Code, rec.Body.String())
+	}
+}
+
 // api.md §2.14, §2.15: a live owner's partition is served through the
 // forward (no 421).
 func TestPinnedConsumeAndAckAreForwarded(t *testing.T) {

@@ -40,6 +40,7 @@ var errorTable = []outcome{
 	{domain.ErrWALFailed, http.StatusInternalServerError, "produce failed"},
 	{domain.ErrOwnerDown, http.StatusServiceUnavailable, "partition owner is down; retry later"},
 	{domain.ErrOwnerNoAnswer, http.StatusBadGateway, ""},
+	{domain.ErrOwnerNotReached, http.StatusServiceUnavailable, ""},
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, ""},
 	{domain.ErrLogClosed, http.StatusServiceUnavailable, "partition log is closing; retry"},
 	{domain.ErrClosed, http.StatusServiceUnavailable, "node is shutting down; retry"},

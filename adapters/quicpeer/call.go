@@ -14,10 +14,15 @@ import (
 // request follows the client's proof at once; on a fresh connection the
 // client sends nothing more until the server has proved it (§10.2). The
 // stream is reset when ctx ends.
-func (c *Client) exchange(ctx context.Context, pc *peerConn, peerAddr string, op Op, req []byte) ([]byte, error) {
+//
+// sent reports whether the server may have run the request: it is false
+// when the call failed before the whole request frame was handed to the
+// stream (the rest never leaves: the stream is reset), or when the server
+// refused our proof, which it checks before reading a request.
+func (c *Client) exchange(ctx context.Context, pc *peerConn, peerAddr string, op Op, req []byte) (resp []byte, sent bool, err error) {
 	st, err := pc.conn.OpenStreamSync(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open stream: %w", err)
+		return nil, false, fmt.Errorf("open stream: %w", err)
 	}
 	defer st.CancelRead(codeDone) // no-op once the reply's FIN was read
 	deadline, _ := ctx.Deadline()
@@ -33,24 +38,36 @@ func (c *Client) exchange(ctx context.Context, pc *peerConn, peerAddr string, op
 	proven := pc.proven.Load()
 	if !proven {
 		if err := c.handshake(st, pc, peerAddr, buf); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		buf = buf[:0]
 	}
 	payload := append(append(make([]byte, 0, 1+len(req)), byte(op)), req...)
 	if buf, err = appendFrame(buf, frame{Type: typeRequest, RequestID: id, Payload: payload}); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if _, err := st.Write(buf); err != nil {
-		return nil, fmt.Errorf("write request: %w", err)
+	if n, err := st.Write(buf); err != nil {
+		if n < len(buf) {
+			st.CancelWrite(codeCancel) // a partial frame must never complete
+			return nil, false, fmt.Errorf("write request: %w", err)
+		}
+		return nil, true, fmt.Errorf("write request: %w", err)
 	}
 	_ = st.Close()
 	if proven {
 		if err := c.verifyServer(st, pc, peerAddr); err != nil {
-			return nil, err
+			return nil, !refusedProof(err), err
 		}
 	}
-	return readReply(st, peerAddr, op, id)
+	resp, err = readReply(st, peerAddr, op, id)
+	return resp, true, err
+}
+
+// refusedProof reports whether the server reset the stream over our proof
+// (then it never read the request) or could not prove the secret itself.
+func refusedProof(err error) bool {
+	var streamErr *quic.StreamError
+	return errors.Is(err, ErrAuth) || (errors.As(err, &streamErr) && streamErr.Remote && streamErr.ErrorCode == codeAuth)
 }
 
 // handshake sends the client's proof alone and waits for the server's.

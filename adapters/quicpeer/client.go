@@ -10,6 +10,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"go.uber.org/zap"
+
+	"github.com/narad/narad/domain"
 )
 
 // ClientOptions configure a Client.
@@ -70,10 +72,12 @@ func NewClient(o ClientOptions) (*Client, error) {
 // Without a deadline on ctx the call gets the 5 s reply default. Errors wrap
 // ErrUnreachable, ErrTimeout (and context.DeadlineExceeded), ErrAuth,
 // ErrFrameTooLarge, ErrBadFrame, ErrRemote (a *RemoteError, maybe
-// ErrUnsupportedOp), ErrClosed, or context.Canceled.
+// ErrUnsupportedOp), ErrClosed, or context.Canceled; and every error wraps
+// domain.ErrNotSent (the request never left: the peer did not run it) or
+// domain.ErrNoAnswer (it may have run).
 func (c *Client) Call(ctx context.Context, peerAddr string, op Op, req []byte) ([]byte, error) {
 	if 1+len(req) > framePayloadMaxBytes {
-		return nil, fmt.Errorf("quicpeer: call op %d on %s: request of %d bytes: %w", op, peerAddr, len(req), ErrFrameTooLarge)
+		return nil, fmt.Errorf("quicpeer: call op %d on %s: request of %d bytes: %w: %w", op, peerAddr, len(req), ErrFrameTooLarge, domain.ErrNotSent)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -81,16 +85,27 @@ func (c *Client) Call(ctx context.Context, peerAddr string, op Op, req []byte) (
 		defer cancel()
 	}
 	pc, err := c.conn(ctx, peerAddr)
+	sent := false
 	if err == nil {
 		var resp []byte
-		if resp, err = c.exchange(ctx, pc, peerAddr, op, req); err == nil {
+		if resp, sent, err = c.exchange(ctx, pc, peerAddr, op, req); err == nil {
 			return resp, nil
 		}
 		if pc.conn.Context().Err() != nil {
 			c.drop(peerAddr, pc)
 		}
 	}
-	return nil, fmt.Errorf("quicpeer: call op %d on %s: %w", op, peerAddr, classify(ctx, err))
+	return nil, fmt.Errorf("quicpeer: call op %d on %s: %w", op, peerAddr, transportClass(classify(ctx, err), sent))
+}
+
+// transportClass wraps a call failure in the port's transport class: the
+// request may have run (domain.ErrNoAnswer) or surely did not
+// (domain.ErrNotSent).
+func transportClass(err error, sent bool) error {
+	if sent {
+		return fmt.Errorf("%w: %w", domain.ErrNoAnswer, err)
+	}
+	return fmt.Errorf("%w: %w", domain.ErrNotSent, err)
 }
 
 // Close ends every connection, stops dials and releases the UDP socket.

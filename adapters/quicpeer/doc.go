@@ -3,23 +3,26 @@
 // cluster secret, bounded frames, one connection per peer reused across
 // calls, one stream per call, and a deadline on every call; and the first
 // operations over it (internals.md §3.7, §5.5, §5.9, §10.3): the commit
-// batch (op 11) behind ports.PeerCommitter, and consume (2), ack (3),
-// extend (18), nack (19) and AckBatch (32) behind ports.PeerForwarder,
-// partition statistics (8) behind ports.PeerStats, fan-out cursor lag (17,
-// FanoutCursors) behind ports.PeerFanoutLag, and JoinCluster (21) behind
-// ports.ClusterJoiner (asked by address: a joiner has no member table),
-// each with its server-side Register function over the owner's use case. It
-// never decides anything about topics or partitions (the use cases do),
-// never turns a transport failure into a domain refusal (the outcome then
-// stays unknown), and never lets a request reach a handler before the
-// stream proved the cluster secret.
+// batch (op 11) behind ports.PeerCommitter, consume (2), ack (3), extend
+// (18), nack (19) and AckBatch (32) behind ports.PeerForwarder, the
+// delivery tokens TokenRegister (30) and TokenNotify (31) behind
+// ports.TokenPeers, partition statistics (8) behind ports.PeerStats,
+// fan-out cursor lag (17, FanoutCursors) behind ports.PeerFanoutLag, and
+// JoinCluster (21) behind ports.ClusterJoiner (asked by address: a joiner
+// has no member table), each with its server-side Register function over
+// the use case. It never decides anything about topics or partitions (the
+// use cases do), never turns a transport failure into a domain refusal, and
+// never lets a request reach a handler before the stream proved the
+// cluster secret. Every call failure says whether the request never left
+// this node (domain.ErrNotSent: the peer did not act) or left without a
+// usable answer (domain.ErrNoAnswer: the outcome is unknown).
 //
 // # Operation payloads
 //
 // Request fields follow §10.3 (big-endian integers, u32-length strings and
 // bytes, one-byte bools); each operation's layout is drawn beside its codec
 // (commit_codec.go, consume_codec.go, stats_codec.go, fanout_codec.go,
-// join_codec.go). Every reply of these operations is
+// join_codec.go, tokens.go). Every reply of these operations is
 // status u16 | code string | detail string | body bytes (status.go): the
 // code names the owner's domain sentinel, so the caller rebuilds the very
 // error the owner's use case returned. Decoders refuse truncation, trailing

@@ -25,7 +25,7 @@ func (p *Peers) ConsumeRemote(ctx context.Context, node string, req ports.Remote
 	}
 	ds, err := decodeDeliveries(body)
 	if err != nil {
-		return nil, fmt.Errorf("quicpeer: consume reply from %s: %w", node, err)
+		return nil, fmt.Errorf("quicpeer: consume reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
 	}
 	return ds, nil
 }
@@ -38,7 +38,8 @@ var settleOps = [...]Op{ports.SettleAck: OpAck, ports.SettleExtend: OpExtendAck,
 // as AckBatch (op 32) calls of at most 64 handles, one after another. A
 // batch that fails as a whole (a transport failure, the topic absent)
 // answers that error for each of its handles; when every handle got such an
-// error, the call returns it instead.
+// error, the call returns one of them instead: the least certain
+// (domain.ErrNoAnswer) when the batches failed differently.
 func (p *Peers) SettleRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op ports.SettleOp) ([]error, error) {
 	if op > ports.SettleNack {
 		return nil, fmt.Errorf("quicpeer: settle mode %d: %w", op, domain.ErrInvalidArgument)
@@ -59,7 +60,10 @@ func (p *Peers) SettleRemote(ctx context.Context, node, topic string, hs []domai
 		chunk := hs[start:min(start+ackBatchSendMaxCount, len(hs))]
 		errs, err := p.ackBatch(ctx, node, topic, chunk, op)
 		if err != nil {
-			whole, failed = err, failed+len(chunk)
+			if whole == nil || errors.Is(err, domain.ErrNoAnswer) {
+				whole = err
+			}
+			failed += len(chunk)
 			errs = repeat(err, len(chunk))
 		}
 		out = append(out, errs...)
@@ -85,7 +89,7 @@ func (p *Peers) ackBatch(ctx context.Context, node, topic string, hs []domain.Re
 		err = fmt.Errorf("%d outcomes for %d handles: %w", len(errs), len(hs), ErrBadPayload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("quicpeer: ack batch reply from %s: %w", node, err)
+		return nil, fmt.Errorf("quicpeer: ack batch reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
 	}
 	return errs, nil
 }
@@ -93,17 +97,13 @@ func (p *Peers) ackBatch(ctx context.Context, node, topic string, hs []domain.Re
 // wholeCall reports whether a single settle's error is about the call
 // rather than its handle: a transport failure or an absent topic.
 func wholeCall(err error) bool {
-	return errors.Is(err, domain.ErrTopicNotFound) || !isRefusal(err)
+	return errors.Is(err, domain.ErrTopicNotFound) || isTransport(err)
 }
 
-// isRefusal reports whether err is an owner refusal decoded from a reply.
-func isRefusal(err error) bool {
-	for _, row := range refusalTable {
-		if errors.Is(err, row.err) {
-			return true
-		}
-	}
-	return false
+// isTransport reports whether err is a transport failure (either class)
+// rather than the owner's refusal.
+func isTransport(err error) bool {
+	return errors.Is(err, domain.ErrNotSent) || errors.Is(err, domain.ErrNoAnswer)
 }
 
 func repeat(err error, n int) []error {

@@ -172,8 +172,9 @@ func TestAckBatchMixedModesAppliedInOrder(t *testing.T) {
 	}
 }
 
-// ensure that a settle to a peer that is down fails as a whole with a
-// transport error, never as an owner refusal (the API's 502).
+// ensure that a settle or probe to a peer that is down fails as a whole
+// with a transport error of the "not sent" class, never as an owner
+// refusal: the owner surely did not act (api.md §2.15: 503, not 502).
 func TestSettleToDownPeer(t *testing.T) {
 	t.Parallel()
 	o := startOwner(t)
@@ -181,11 +182,11 @@ func TestSettleToDownPeer(t *testing.T) {
 	_ = o.srv.Close()
 	hs := []domain.ReceiptHandle{{Offset: 1, Nonce: 1}, {Offset: 2, Nonce: 2}}
 	_, err := p.SettleRemote(context.Background(), "owner", "t", hs, ports.SettleAck)
-	if err == nil || isRefusal(err) {
-		t.Fatalf("err = %v, want a transport error", err)
+	if !errors.Is(err, domain.ErrNotSent) || errors.Is(err, domain.ErrNoAnswer) {
+		t.Fatalf("err = %v, want a transport error, not sent", err)
 	}
 	_, err = p.ConsumeRemote(context.Background(), "owner", ports.RemoteConsume{Topic: "t", LocalOnly: true})
-	if err == nil || isRefusal(err) {
-		t.Fatalf("probe err = %v, want a transport error", err)
+	if !errors.Is(err, domain.ErrNotSent) || errors.Is(err, domain.ErrNoAnswer) {
+		t.Fatalf("probe err = %v, want a transport error, not sent", err)
 	}
 }

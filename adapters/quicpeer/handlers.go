@@ -31,6 +31,7 @@ type Settler interface {
 var (
 	_ Consumer = (*consume.Service)(nil)
 	_ Settler  = (*consume.Service)(nil)
+	_ Tokens   = (*consume.Service)(nil)
 )
 
 // forwardedIdentity is who forwarded consumes count as against the owner's
@@ -80,7 +81,7 @@ func RegisterConsume(srv *Server, c Consumer) {
 }
 
 // consumeRequest is the shim from the wire's request to the use case's.
-// Claim has no counterpart yet (the owner keeps no delivery-token holds).
+// LocalOnly and Claim travel on; the owner's view forces LocalOnly anyway.
 func consumeRequest(r ports.RemoteConsume) consume.Request {
 	modes := [...]consume.Mode{
 		ports.ConsumeQueue: consume.ModeQueue, ports.ConsumePinned: consume.ModePinned,
@@ -89,6 +90,7 @@ func consumeRequest(r ports.RemoteConsume) consume.Request {
 	return consume.Request{
 		Topic: r.Topic, Mode: modes[r.Mode], Partition: r.Partition, Pinned: r.Pinned,
 		Offset: r.Offset, Max: int(r.Max), Wait: r.Wait, Identity: forwardedIdentity,
+		LocalOnly: r.LocalOnly, Claim: r.Claim,
 	}
 }
 

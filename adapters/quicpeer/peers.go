@@ -24,9 +24,12 @@ var (
 // to an address, encodes the request, calls through the Client and turns
 // the reply back into the owner's domain outcome. Transport failures,
 // timeouts and unknown nodes stay transport errors (ErrUnreachable,
-// ErrTimeout, ErrNoAddress, ...), never domain sentinels, so the outcome of
-// a commit they interrupt stays unknown and the dispatcher keeps its
-// records. Safe for concurrent use.
+// ErrTimeout, ErrNoAddress, ...), never domain refusals, each wrapped in
+// its port class: domain.ErrNotSent when the request never left this node,
+// domain.ErrNoAnswer when it did and no usable answer came back (an
+// unreadable reply, or a refusal code this node does not know). So the
+// outcome of a commit they interrupt stays unknown and the dispatcher
+// keeps its records. Safe for concurrent use.
 type Peers struct {
 	client  *Client
 	resolve Resolver
@@ -63,7 +66,7 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 	}
 	first, err := decodeCommitReplyBody(body)
 	if err != nil {
-		return 0, fmt.Errorf("quicpeer: commit reply from %s: %w", node, err)
+		return 0, fmt.Errorf("quicpeer: commit reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
 	}
 	return first, nil
 }
@@ -88,7 +91,7 @@ func (p *Peers) call(ctx context.Context, node string, op Op, payload []byte) ([
 func (p *Peers) roundTrip(ctx context.Context, node string, op Op, payload []byte) (reply, error) {
 	addr, ok := p.resolve.Addr(node)
 	if !ok || addr == "" {
-		return reply{}, fmt.Errorf("quicpeer: call op %d on node %q: %w", op, node, ErrNoAddress)
+		return reply{}, fmt.Errorf("quicpeer: call op %d on node %q: %w: %w", op, node, ErrNoAddress, domain.ErrNotSent)
 	}
 	raw, err := p.client.Call(ctx, addr, op, payload)
 	if err != nil {
@@ -96,7 +99,7 @@ func (p *Peers) roundTrip(ctx context.Context, node string, op Op, payload []byt
 	}
 	rp, err := decodeReply(raw)
 	if err != nil {
-		return reply{}, fmt.Errorf("quicpeer: reply to op %d from %s: %w", op, node, err)
+		return reply{}, fmt.Errorf("quicpeer: reply to op %d from %s: %w: %w", op, node, err, domain.ErrNoAnswer)
 	}
 	return rp, nil
 }

@@ -144,7 +144,8 @@ func decodeReply(p []byte) (reply, error) {
 // err turns a refusal back into the owner's error: the sentinel of its code
 // (as a *domain.Refusal when the owner's error carried a detail), wrapped
 // with the peer and op. A code this node does not know is a RemoteError
-// (ErrRemote), never a domain sentinel: the outcome is then unknown.
+// (ErrRemote) wrapped in domain.ErrNoAnswer, never a domain refusal: the
+// outcome is then unknown.
 func (rp reply) err(peer string, op Op) error {
 	for _, row := range refusalTable {
 		if row.code != rp.code {
@@ -159,5 +160,5 @@ func (rp reply) err(peer string, op Op) error {
 	if rp.detail != "" {
 		msg += ": " + rp.detail
 	}
-	return &RemoteError{Peer: peer, Op: op, Message: msg}
+	return fmt.Errorf("%w: %w", domain.ErrNoAnswer, &RemoteError{Peer: peer, Op: op, Message: msg})
 }

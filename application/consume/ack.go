@@ -42,7 +42,8 @@ func (s *Service) Nack(ctx context.Context, topic string, h domain.ReceiptHandle
 
 // Settle applies op to h's lease. With Deps.Peers set, a handle of another
 // node's partition is settled on its owner: domain.ErrOwnerDown when the
-// owner is marked dead, domain.ErrOwnerNoAnswer when the forward got no
+// owner is marked dead, domain.ErrOwnerNotReached when the forward never
+// left this node (nothing applied), domain.ErrOwnerNoAnswer when it got no
 // answer (the op may have been applied).
 func (s *Service) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
 	return s.settleRouted(ctx, topic, h, op, s.peers != nil)

@@ -76,8 +76,10 @@ func (s *Service) settleGroups(ctx context.Context, topic string, hs []domain.Re
 }
 
 // settleOnOwner applies op to hs on node and answers one error per handle:
-// the owner's answer, or for a transport failure domain.ErrOwnerNoAnswer
-// with the API's message (the op may have been applied).
+// the owner's answer, or for a transport failure domain.ErrOwnerNotReached
+// when the forward never left (nothing applied) and domain.ErrOwnerNoAnswer
+// when no answer came (the op may have been applied), each with the API's
+// message.
 func (s *Service) settleOnOwner(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op Op) []error {
 	errs, err := s.peers.SettleRemote(ctx, node, topic, hs, settleOps[op])
 	if err == nil && len(errs) != len(hs) {
@@ -87,9 +89,9 @@ func (s *Service) settleOnOwner(ctx context.Context, node, topic string, hs []do
 	for j := range out {
 		switch {
 		case err != nil:
-			out[j] = forwardFailure(ctx, node, err, ackNoAnswerMessage)
+			out[j] = forwardFailure(ctx, node, err, settleRefusals)
 		case errs[j] != nil:
-			out[j] = forwardFailure(ctx, node, errs[j], ackNoAnswerMessage)
+			out[j] = forwardFailure(ctx, node, errs[j], settleRefusals)
 		}
 	}
 	return out

@@ -45,4 +45,24 @@ const (
 	reprobeIntervalMax = time.Second            // the pause doubles up to this
 	// ackNoAnswerMessage is the 502 of a forwarded ack, extend or nack.
 	ackNoAnswerMessage = "the partition owner did not answer; the ack may have been applied; retry"
+	// ackNotSentMessage is the 503 of a forwarded ack, extend or nack that
+	// never left this node.
+	ackNotSentMessage = "the ack did not reach the partition owner and was not applied; retry"
+)
+
+// Delivery tokens (internals.md §5.5, §5.11).
+const (
+	tokenTTLGrace          = 250 * time.Millisecond // a token outlives its consumer's wait by this
+	tokenShareWindow       = 250 * time.Millisecond // consumers parking this soon after a registration share it
+	tokenKeeperInterval    = 500 * time.Millisecond // the keeper checks every owner holds a live token
+	tokenRefreshInterval   = 5 * time.Second        // and re-sends every registration at least this often
+	tokenHoldDuration      = time.Second            // a notified record is held back this long for its claim
+	gatewayReprobeInterval = 2 * time.Second        // a consumer parked on tokens still probes every owner this often
+	legacyPeerMemory       = 2 * time.Minute        // an owner that refused a registration is polled this long
+	// tokenRPCTimeout bounds one registration or notification (our choice:
+	// the claim budget, well inside the hold).
+	tokenRPCTimeout = 500 * time.Millisecond
+	// tokenTTLMax clamps the TTL a node asks for (its wait is at most the
+	// long-poll clamp plus grace), bounding how long the book keeps it.
+	tokenTTLMax = time.Minute
 )

@@ -42,6 +42,10 @@ type Request struct {
 	// never forwards it: a probe (local_only=1) or any request that arrived
 	// from a peer (internals.md §5.5).
 	LocalOnly bool
+	// Claim marks a peer's claim after this node notified it (delivery
+	// tokens, internals.md §5.5): with LocalOnly, it retires one hold of
+	// the topic on arrival and may take the record held for it.
+	Claim bool
 }
 
 func (r Request) max() int {
@@ -52,7 +56,7 @@ func (r Request) max() int {
 }
 
 func (r Request) scope() scope {
-	return scope{pinned: r.Mode == ModePinned || r.Mode == ModeReplay || (r.Mode == ModeBatch && r.Pinned), partition: r.Partition}
+	return scope{pinned: r.Mode == ModePinned || r.Mode == ModeReplay || (r.Mode == ModeBatch && r.Pinned), partition: r.Partition, claim: r.Claim && r.LocalOnly}
 }
 
 // Consume serves one request: the leased deliveries (each with its receipt
@@ -70,6 +74,9 @@ func (r Request) scope() scope {
 func (s *Service) Consume(ctx context.Context, req Request) ([]domain.Delivery, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
+	}
+	if req.Claim && req.LocalOnly {
+		s.tokens.retire(req.Topic) // the moment it arrives (story F41)
 	}
 	if req.Mode == ModeBatch && (req.Max < 1 || req.Max > BatchMaxMessages) {
 		return nil, domain.Refuse(domain.ErrInvalidArgument, fmt.Sprintf("invalid max: want an integer from 1 to %d", BatchMaxMessages))

@@ -10,9 +10,14 @@
 // serves partitions whose assignment names this node; with a
 // ports.PeerForwarder it routes the rest to their owners (route.go,
 // ack_route.go: pinned reads, replays and settles forwarded, queue consumes
-// probing the other owners, 503 for a dead owner, 502 for no answer), and
-// never forwards a request that came from a peer (Owner). Without one, a
-// request for another owner's partition answers domain.ErrNotOwner.
+// probing the other owners, 503 for a dead owner or an ack forward that
+// never left, 502 for no answer), and never forwards a request that came
+// from a peer (Owner). With ports.TokenPeers too, consumers waiting for
+// other owners' records leave delivery tokens with them and are called
+// back, and this node calls back the nodes that left tokens here
+// (tokens_requester.go, tokens_owner.go; internals.md §5.5). Without a
+// forwarder, a request for another owner's partition answers
+// domain.ErrNotOwner.
 //
 // # Benchmarks
 //

@@ -30,6 +30,7 @@ type env struct {
 	opts    consume.Options
 	svc     *consume.Service
 	peers   ports.PeerForwarder // nil: a single node
+	tokens  ports.TokenPeers    // nil: no delivery tokens
 	stop    func()
 	ids     int
 }
@@ -50,7 +51,7 @@ func (e *env) newService(offsets ports.OffsetStore) *consume.Service {
 	e.t.Helper()
 	svc, err := consume.New(consume.Deps{
 		Topics: e.meta, Cluster: e.meta, Logs: e.reader, Offsets: offsets, Clock: e.clock,
-		Metrics: e.metrics, SelfID: self, Seeds: rand.Reader, Peers: e.peers,
+		Metrics: e.metrics, SelfID: self, Seeds: rand.Reader, Peers: e.peers, Tokens: e.tokens,
 	}, e.opts)
 	if err != nil {
 		e.t.Fatal(err)
@@ -214,11 +215,31 @@ func eventually(t testing.TB, within time.Duration, what string, cond func() boo
 	}
 }
 
-// flakyReader is the fake partition logs with chosen offsets unreadable.
+// flakyReader is the fake partition logs with chosen offsets unreadable,
+// and an optional one-shot hook on the next Bounds.
 type flakyReader struct {
 	ports.PartitionReader
-	mu      sync.Mutex
-	corrupt map[int64]bool
+	mu       sync.Mutex
+	corrupt  map[int64]bool
+	onBounds func()
+}
+
+// holdNextBounds makes the next Bounds call fn first.
+func (r *flakyReader) holdNextBounds(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onBounds = fn
+}
+
+func (r *flakyReader) Bounds(ref domain.PartitionRef) (ports.LogBounds, error) {
+	r.mu.Lock()
+	fn := r.onBounds
+	r.onBounds = nil
+	r.mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+	return r.PartitionReader.Bounds(ref)
 }
 
 func (r *flakyReader) setCorrupt(offsets ...int64) {

@@ -3,8 +3,6 @@ package consume
 import (
 	"context"
 	"errors"
-	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,13 +25,21 @@ type waiter struct {
 	topic string
 	id    domain.TopicID
 	sc    scope
-	state atomic.Int32
-	reply chan answer // buffered: the pump never blocks on it
+	// routed marks a consumer that also waits for other owners' records
+	// (delivery tokens): a notification may wake it to claim one. until is
+	// when its whole wait ends, on the service clock.
+	routed bool
+	until  time.Time
+	state  atomic.Int32
+	reply  chan answer // buffered: the pump never blocks on it
 }
 
+// answer is what wakes a parked consumer: its records (or error), or for a
+// routed one the owner whose notification it must claim.
 type answer struct {
-	ds  []domain.Delivery
-	err error
+	ds    []domain.Delivery
+	err   error
+	claim string
 }
 
 // waitQueue is one topic's parked consumers: pinned FIFOs per partition,
@@ -47,7 +53,9 @@ type waitQueue struct {
 // consumers. It wakes on a consumer arriving, on a lease coming back (nack,
 // expiry, freed slot) and on a commit to a partition of a topic with parked
 // consumers; it fetches the commit wake-ups before it looks, so none is
-// lost (story F36). It reserves only for a consumer it already dequeued.
+// lost (story F36). It reserves only for the parked consumer at the head
+// of a FIFO, and gives the records back if that consumer left (or was woken
+// by a delivery-token notification) before it could take them.
 type pump struct {
 	svc    *Service
 	mu     sync.Mutex
@@ -60,10 +68,10 @@ func newPump(s *Service) *pump {
 	return &pump{svc: s, queues: map[string]*waitQueue{}, kick: make(chan struct{}, 1)}
 }
 
-// wake tells the pump a topic may have records again; it costs one atomic
-// load when nobody is parked.
+// wake tells the pump a topic may have records again; it costs two atomic
+// loads when nobody is parked and no delivery token is held.
 func (p *pump) wake(string) {
-	if p.parked.Load() > 0 {
+	if p.parked.Load() > 0 || p.svc.tokens.pending.Load() {
 		p.poke()
 	}
 }
@@ -82,11 +90,19 @@ func (p *pump) poke() {
 func (s *Service) waitForOne(ctx context.Context, t meta.Topic, sc scope, wait time.Duration) ([]domain.Delivery, error) {
 	w := &waiter{ctx: ctx, topic: t.Name, id: domain.TopicID(t.ID), sc: sc, reply: make(chan answer, 1)}
 	s.pump.join(w)
+	a, err := s.await(ctx, w, wait)
+	return a.ds, err
+}
+
+// await waits for a parked waiter's answer until wait passes or ctx ends;
+// see waitForOne. A notification handed over as a routed consumer is
+// cancelled goes to the next parked consumer.
+func (s *Service) await(ctx context.Context, w *waiter, wait time.Duration) (answer, error) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case a := <-w.reply:
-		return a.ds, a.err
+		return a, a.err
 	case <-timer.C:
 	case <-ctx.Done():
 	}
@@ -94,12 +110,15 @@ func (s *Service) waitForOne(ctx context.Context, t meta.Topic, sc scope, wait t
 		a := <-w.reply // served at this very instant
 		if ctx.Err() != nil {
 			s.release(a.ds, "")
-			return nil, ctx.Err()
+			if a.claim != "" {
+				s.pump.handClaim(w.topic, a.claim)
+			}
+			return answer{}, ctx.Err()
 		}
-		return a.ds, a.err
+		return a, a.err
 	}
 	s.pump.remove(w)
-	return nil, ctx.Err()
+	return answer{}, ctx.Err()
 }
 
 func (p *pump) join(w *waiter) {
@@ -161,9 +180,9 @@ func (p *pump) pruneLocked(topic string, q *waitQueue) {
 	}
 }
 
-// pop dequeues the head of a FIFO (pinned when part >= 0), skipping
-// abandoned waiters.
-func (p *pump) pop(topic string, pinned bool, part int32) *waiter {
+// head returns the first waiter of a FIFO (pinned when pinned is set)
+// still parked, dropping abandoned ones; it stays in the FIFO until take.
+func (p *pump) head(topic string, pinned bool, part int32) *waiter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	q, ok := p.queues[topic]
@@ -180,29 +199,35 @@ func (p *pump) pop(topic string, pinned bool, part int32) *waiter {
 			return nil
 		}
 		w := fifo[0]
-		fifo = fifo[1:]
-		if pinned {
-			q.pinned[part] = fifo
-		} else {
-			q.shared = fifo
-		}
 		if w.state.Load() == waiterParked {
-			return w // still counted as parked until handed its answer
+			return w
+		}
+		if pinned {
+			q.pinned[part] = fifo[1:]
+		} else {
+			q.shared = fifo[1:]
 		}
 		p.parked.Add(-1)
 	}
 }
 
-// pushFront puts an unserved waiter back at the head of its FIFO.
-func (p *pump) pushFront(w *waiter) {
+// take claims w for an answer from the pump and takes it out of its FIFO;
+// false when it is no longer parked (abandoned, or woken to claim a
+// notified record), and then nothing changes.
+func (p *pump) take(w *waiter) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !w.state.CompareAndSwap(waiterParked, waiterServed) {
+		return false
+	}
 	q := p.queueLocked(w.topic)
 	if w.sc.pinned {
-		q.pinned[w.sc.partition] = append([]*waiter{w}, q.pinned[w.sc.partition]...)
+		q.pinned[w.sc.partition] = p.without(q.pinned[w.sc.partition], w)
 	} else {
-		q.shared = append([]*waiter{w}, q.shared...)
+		q.shared = p.without(q.shared, w)
 	}
+	p.pruneLocked(w.topic, q)
+	return true
 }
 
 // hand gives a dequeued waiter its answer, or releases the records when
@@ -214,6 +239,47 @@ func (p *pump) hand(w *waiter, a answer) {
 		return
 	}
 	p.svc.release(a.ds, "")
+}
+
+// handClaim wakes the oldest routed consumer parked on topic to claim
+// owner's notified record; false when none is parked (a pass).
+func (p *pump) handClaim(topic, owner string) bool {
+	p.mu.Lock()
+	q, ok := p.queues[topic]
+	var w *waiter
+	if ok {
+		for i, x := range q.shared {
+			if x.routed && x.state.CompareAndSwap(waiterParked, waiterServed) {
+				w = x
+				q.shared = append(q.shared[:i], q.shared[i+1:]...)
+				p.pruneLocked(topic, q)
+				break
+			}
+		}
+	}
+	p.mu.Unlock()
+	if w == nil {
+		return false
+	}
+	p.parked.Add(-1)
+	w.reply <- answer{claim: owner}
+	return true
+}
+
+// routedUntil is, per topic with routed consumers parked, when the longest
+// of their waits ends.
+func (p *pump) routedUntil() map[string]time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]time.Time{}
+	for name, q := range p.queues {
+		for _, w := range q.shared {
+			if w.routed && w.state.Load() == waiterParked && w.until.After(out[name]) {
+				out[name] = w.until
+			}
+		}
+	}
+	return out
 }
 
 // dropTopic answers every consumer parked on a topic incarnation with
@@ -286,92 +352,25 @@ func (p *pump) pinnedParts(topic string) []int32 {
 }
 
 // serveFIFO serves one FIFO's waiters in order; a head that finds nothing
-// goes back and ends the round (those behind it want the same records).
+// stays and ends the round (those behind it want the same records). The
+// head stays in its FIFO while the pump looks for its record, so a
+// notification arriving meanwhile still finds it; whichever takes it
+// first answers it, and records found for a waiter taken by the other go
+// back.
 func (p *pump) serveFIFO(t meta.Topic, pinned bool, part int32) {
 	for {
-		w := p.pop(t.Name, pinned, part)
+		w := p.head(t.Name, pinned, part)
 		if w == nil {
 			return
 		}
 		ds, err := p.svc.pass(w.ctx, t, w.sc, 1, batchScanBytesMax)
 		if len(ds) == 0 && err == nil {
-			p.pushFront(w)
 			return
 		}
-		p.hand(w, answer{ds: ds, err: err})
-	}
-}
-
-// run is the pump loop: fetch the wake-ups, serve, then sleep on them.
-func (p *pump) run(ctx context.Context) {
-	for {
-		cases, routeless := p.watch()
-		p.serve()
-		if !p.sleep(ctx, cases, routeless) {
-			return
-		}
-	}
-}
-
-// watch fetches the commit wake-up of every local partition of every topic
-// with parked consumers, before the pump looks for records. routeless is
-// set when some such topic has no local partition yet.
-func (p *pump) watch() ([]reflect.SelectCase, bool) {
-	var cases []reflect.SelectCase
-	routeless := false
-	for _, name := range p.topicNames() {
-		t, err := p.svc.topic(name)
-		if err != nil {
+		if !p.take(w) {
+			p.svc.release(ds, "")
 			continue
 		}
-		parts, err := p.svc.localPartitions(t)
-		if err != nil || len(parts) == 0 {
-			routeless = true
-			continue
-		}
-		if !containsAll(parts, p.pinnedParts(name)) {
-			routeless = true // a pinned consumer waits for its partition to be placed here
-		}
-		for _, part := range parts {
-			if ch, err := p.svc.logs.Changed(refOf(t, part)); err == nil {
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-			}
-		}
+		w.reply <- answer{ds: ds, err: err}
 	}
-	return cases, routeless
-}
-
-func (p *pump) topicNames() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	names := make([]string, 0, len(p.queues))
-	for name := range p.queues {
-		names = append(names, name)
-	}
-	return names
-}
-
-// sleep blocks until a kick, a commit wake-up, the route re-check (while a
-// waiting topic has no local partition) or ctx's end; false on the latter.
-func (p *pump) sleep(ctx context.Context, cases []reflect.SelectCase, routeless bool) bool {
-	fixed := []reflect.SelectCase{
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(p.kick)},
-	}
-	if routeless {
-		timer := time.NewTimer(routeCheckInterval)
-		defer timer.Stop()
-		fixed = append(fixed, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)})
-	}
-	chosen, _, _ := reflect.Select(append(fixed, cases...))
-	return chosen != 0
-}
-
-func containsAll(set, want []int32) bool {
-	for _, w := range want {
-		if !slices.Contains(set, w) {
-			return false
-		}
-	}
-	return true
 }

@@ -17,6 +17,10 @@ type scope struct {
 	pinned    bool
 	partition int32
 	verified  bool // the pinned partition was just checked to be local
+	// claim: a peer's claim after a delivery-token notification, which may
+	// take records held back for notified nodes; other unpinned passes
+	// leave them (internals.md §5.5).
+	claim bool
 }
 
 // pass makes one non-blocking attempt over the scope's partitions, staying
@@ -24,7 +28,14 @@ type scope struct {
 // records are taken or their keys and payloads reach budget bytes (the
 // record crossing it is kept). A queue pass skips a partition whose log is
 // closing; it fails only when nothing was taken and some partition failed.
+// An unpinned pass other than a claim takes no record held back for a
+// notified node.
 func (s *Service) pass(ctx context.Context, t meta.Topic, sc scope, max, budget int) ([]domain.Delivery, error) {
+	if !sc.pinned && !sc.claim {
+		if max = s.unheld(ctx, t, max); max <= 0 {
+			return nil, nil
+		}
+	}
 	parts, err := s.partitionsOf(t, sc)
 	if err != nil {
 		return nil, err

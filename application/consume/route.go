@@ -10,43 +10,44 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// ownerAnswers are the refusals a partition's owner sends back through
-// ports.PeerForwarder; any other error from a forward is a transport
-// failure (the owner may or may not have acted).
-var ownerAnswers = []error{
-	domain.ErrTopicNotFound, domain.ErrNotOwner, domain.ErrOwnerDown, domain.ErrUnavailable,
-	domain.ErrLogClosed, domain.ErrClosed, domain.ErrLeaseGone, domain.ErrOffsetGone,
-	domain.ErrRecordCorrupt, domain.ErrOffsetNotWritten, domain.ErrTooManyConsumes,
-	domain.ErrPartitionOutOfRange, domain.ErrInvalidReceiptHandle, domain.ErrOffsetNegative,
-	domain.ErrInvalidRecord, domain.ErrInvalidTopicName, domain.ErrInvalidArgument,
-	domain.ErrConflict, domain.ErrNotImplemented,
+// forwardRefusals are the client answers of a forward's transport failure
+// (ports.PeerForwarder's classes): notSent when the request never left
+// this node, noAnswer when it did and no answer came back.
+type forwardRefusals struct {
+	notSent, noAnswer error
 }
 
-// isOwnerAnswer reports whether err is a refusal the owner answered.
-func isOwnerAnswer(err error) bool {
-	var r *domain.Refusal
-	if errors.As(err, &r) {
-		return true
+// consumeRefusals: a forwarded consume that failed in transport is 502
+// either way (api.md §3.3).
+func consumeRefusals(node string) forwardRefusals {
+	return forwardRefusals{
+		notSent:  domain.Refuse(domain.ErrOwnerNoAnswer, fmt.Sprintf("the partition owner %s could not be reached; retry", node)),
+		noAnswer: domain.Refuse(domain.ErrOwnerNoAnswer, fmt.Sprintf("the partition owner %s did not answer; retry", node)),
 	}
-	for _, known := range ownerAnswers {
-		if errors.Is(err, known) {
-			return true
-		}
-	}
-	return false
+}
+
+// settleRefusals: a forwarded ack, extend or nack that never left is 503,
+// nothing applied; one without an answer is 502, maybe applied (api.md
+// §2.15).
+var settleRefusals = forwardRefusals{
+	notSent:  domain.Refuse(domain.ErrOwnerNotReached, ackNotSentMessage),
+	noAnswer: domain.Refuse(domain.ErrOwnerNoAnswer, ackNoAnswerMessage),
 }
 
 // forwardFailure turns a forward's error into the client's answer: the
-// owner's refusal as is, the caller's own cancellation as is, anything else
-// a 502 carrying msg.
-func forwardFailure(ctx context.Context, node string, err error, msg string) error {
+// owner's refusal as is, the caller's own cancellation as is, a transport
+// failure as the refusal of its class.
+func forwardFailure(ctx context.Context, node string, err error, refusals forwardRefusals) error {
+	notSent := errors.Is(err, domain.ErrNotSent)
 	switch {
-	case isOwnerAnswer(err):
+	case !notSent && !errors.Is(err, domain.ErrNoAnswer):
 		return err
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case notSent:
+		return fmt.Errorf("consume: forward to %s: %v: %w", node, err, refusals.notSent)
 	}
-	return fmt.Errorf("consume: forward to %s: %v: %w", node, err, domain.Refuse(domain.ErrOwnerNoAnswer, msg))
+	return fmt.Errorf("consume: forward to %s: %v: %w", node, err, refusals.noAnswer)
 }
 
 // deadMembers is the set of member ids the member table marks dead.
@@ -140,7 +141,7 @@ func remoteRequest(req Request) ports.RemoteConsume {
 func (s *Service) forwardConsume(ctx context.Context, node string, req ports.RemoteConsume) ([]domain.Delivery, error) {
 	ds, err := s.peers.ConsumeRemote(ctx, node, req)
 	if err != nil {
-		return nil, forwardFailure(ctx, node, err, fmt.Sprintf("the partition owner %s did not answer; retry", node))
+		return nil, forwardFailure(ctx, node, err, consumeRefusals(node))
 	}
 	if ctx.Err() != nil && len(ds) > 0 {
 		s.releaseRemote(ctx, node, req.Topic, ds)

@@ -104,6 +104,66 @@ func TestForwardWithoutAnswerIsOwnerNoAnswer(t *testing.T) {
 	}
 }
 
+// api.md §2.15, §3.3: an ack, extend or nack whose forward never left
+// this node is domain.ErrOwnerNotReached (503: nothing was applied); a
+// consume forward that never left is 502 like one without an answer.
+func TestForwardNotSentIsOwnerNotReached(t *testing.T) {
+	c := newCluster(t)
+	c.split("t", self, "node-2")
+	ctx := context.Background()
+	h := domain.ReceiptHandle{Partition: 1, Offset: 0, Nonce: 1}
+	for _, op := range []consume.Op{consume.OpAck, consume.OpExtend, consume.OpNack} {
+		c.fwd.FailNext(fake.ErrFakePeerNotSent)
+		err := c.svc.Settle(ctx, "t", h, op)
+		wantErr(t, err, domain.ErrOwnerNotReached)
+		var r *domain.Refusal
+		if !errors.As(err, &r) || r.Detail != "the ack did not reach the partition owner and was not applied; retry" {
+			t.Fatalf("op %d: not-sent message: %v", op, err)
+		}
+		if errors.Is(err, domain.ErrOwnerNoAnswer) || errors.Is(err, domain.ErrNotSent) {
+			t.Fatalf("op %d: %v carries another class", op, err)
+		}
+	}
+	c.fwd.FailNext(fake.ErrFakePeerNotSent)
+	_, err := c.svc.Consume(ctx, consume.Request{Topic: "t", Mode: consume.ModePinned, Partition: 1, Identity: "u"})
+	wantErr(t, err, domain.ErrOwnerNoAnswer)
+}
+
+// api.md §2.15.1: in a batch ack, an owner whose forward never left
+// answers 503 for its handles only; one without an answer 502 for its
+// handles only; local handles are applied either way.
+func TestBatchAckTransportClassesPerOwner(t *testing.T) {
+	c := newCluster(t)
+	tp := c.split("t", self, "node-2")
+	c.produce(tp, 0, `"a"`, `"b"`, `"c"`)
+	hs := []domain.ReceiptHandle{{Partition: 1, Offset: 0, Nonce: 1}, *c.one("t", 0).Handle}
+	for _, tc := range []struct {
+		arm, want error
+	}{{fake.ErrFakePeerNotSent, domain.ErrOwnerNotReached}, {fake.ErrFakePeerFailure, domain.ErrOwnerNoAnswer}} {
+		c.fwd.FailNext(tc.arm)
+		errs, err := c.svc.AckBatch(context.Background(), "t", hs, consume.OpAck)
+		if err != nil || !errors.Is(errs[0], tc.want) || errs[1] != nil {
+			t.Fatalf("armed %v: got %v, %v; want %v then nil", tc.arm, errs, err, tc.want)
+		}
+		hs[1] = *c.one("t", 0).Handle
+	}
+}
+
+// ports.PeerForwarder: whatever is not a transport class is the owner's
+// answer, passed through unchanged, including refusals no list names.
+func TestOwnerRefusalOfAnyKindPassesThrough(t *testing.T) {
+	c := newCluster(t)
+	c.split("t", self, "node-2")
+	h := domain.ReceiptHandle{Partition: 1, Offset: 3, Nonce: 4}
+	for _, refusal := range []error{domain.ErrLogPoisoned, domain.Refuse(domain.ErrConflict, "owner says no")} {
+		c.fwd.RefuseHandle(h, refusal)
+		err := c.svc.Ack(context.Background(), "t", h)
+		if !errors.Is(err, refusal) || errors.Is(err, domain.ErrOwnerNoAnswer) || errors.Is(err, domain.ErrOwnerNotReached) {
+			t.Fatalf("owner refusal %v came back as %v", refusal, err)
+		}
+	}
+}
+
 // internals.md §5.5: the owner's refusals come back unchanged (a lapsed
 // lease stays 410, not 502).
 func TestOwnerRefusalPassesThrough(t *testing.T) {

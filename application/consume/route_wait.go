@@ -2,6 +2,7 @@ package consume
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -10,37 +11,82 @@ import (
 )
 
 // waitRouted finds one record (or a batch, on a gateway) after an empty
-// local pass, in the cluster order of api.md §2.14: a non-blocking probe of
-// every other live owner; then, for the rest of the wait, a local long poll
-// in slices of 100 ms doubling to 1 s, each followed by another round of
-// probes. It returns the deliveries and the node that served them ("" for
-// this node). A topic with no live owner yet is held for its wait, the
-// route table read again every round.
-//
-// Delivery tokens (internals.md §5.5) are not built: a record landing on
-// another owner while this node waits is found by the next round of
-// probes, at most 1 s later.
+// local pass, in the cluster order of internals.md §5.5: a non-blocking
+// probe of every other live owner; then, for the rest of the wait, the
+// consumer parks on the local waiter queue and leaves a delivery token
+// with each of those owners. A local record, or an owner's notification
+// (then a claim to that owner) ends the wait; every 2 s of it the owners
+// are probed again as a safety net. Where tokens cannot be left (no token
+// carrier, an owner that refused them, no address to be called back on)
+// the consumer polls instead: probes paced 100 ms doubling to 1 s. It
+// returns the deliveries and the node that served them ("" for this node).
+// A topic with no live owner yet is held for its wait, the route table
+// read again every round.
 func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Request) ([]domain.Delivery, string, error) {
 	deadline := time.Now().Add(max(req.Wait, 0))
 	pause := reprobeIntervalMin
+	emptied := "" // an owner whose last notification gave nothing: polled for one round
 	for {
 		owners, ownsLocal, err := s.remoteOwners(t)
 		if err != nil {
 			return nil, "", err
 		}
-		if ds, node := s.probe(ctx, owners, probeRequest(req, ownsLocal)); len(ds) > 0 {
+		preq := probeRequest(req, ownsLocal)
+		if ds, node := s.probe(ctx, owners, preq); len(ds) > 0 {
 			return ds, node, nil
 		}
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
-		ds, err := s.waitForOne(ctx, t, sc, min(left, pause))
-		if err != nil || len(ds) > 0 {
-			return ds, "", err
+		a, tokens, err := s.parkRouted(ctx, t, sc, owners, emptied, deadline, pause)
+		emptied = ""
+		switch {
+		case err != nil || len(a.ds) > 0:
+			return a.ds, "", err
+		case a.claim != "":
+			if ds, err := s.claim(ctx, a.claim, preq); err != nil || len(ds) > 0 {
+				return ds, a.claim, err
+			}
+			emptied = a.claim // no token there next round: a wrong estimate cannot spin
 		}
-		pause = min(2*pause, reprobeIntervalMax)
+		if !tokens || emptied != "" {
+			pause = min(2*pause, reprobeIntervalMax)
+		}
 	}
+}
+
+// without is owners less one ("" keeps them all).
+func without(owners []string, node string) []string {
+	if node == "" || !slices.Contains(owners, node) {
+		return owners
+	}
+	out := make([]string, 0, len(owners)-1)
+	for _, o := range owners {
+		if o != node {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// parkRouted parks a routed consumer for one round: once parked it leaves
+// tokens with owners (but skip), then waits for a local record or a
+// notification until the safety re-probe (tokens left with every owner) or
+// the polling pause, and no later than deadline.
+func (s *Service) parkRouted(ctx context.Context, t meta.Topic, sc scope, owners []string, skip string, deadline time.Time, pause time.Duration) (answer, bool, error) {
+	left := time.Until(deadline)
+	w := &waiter{ctx: ctx, topic: t.Name, id: domain.TopicID(t.ID), sc: sc, routed: true,
+		until: s.clock.Now().Add(left), reply: make(chan answer, 1)}
+	s.pump.join(w)
+	rest := without(owners, skip)
+	tokens := s.leaveTokens(ctx, t.Name, rest, left) && len(rest) == len(owners)
+	wait := pause
+	if tokens {
+		wait = gatewayReprobeInterval
+	}
+	a, err := s.await(ctx, w, max(min(wait, time.Until(deadline)), 0))
+	return a, tokens, err
 }
 
 // probeRequest is what a probe asks an owner for: one record, or on a

@@ -35,6 +35,11 @@ type Deps struct {
 	// (internals.md §5.5, §5.9); nil serves local partitions only, and a
 	// request for another owner's partition answers domain.ErrNotOwner.
 	Peers ports.PeerForwarder
+	// Tokens carries delivery tokens (internals.md §5.5): this node's
+	// registrations with other owners, and its notifications to nodes that
+	// left tokens here. nil keeps routed consumers polling the other
+	// owners and answers no notification. Only meaningful with Peers.
+	Tokens ports.TokenPeers
 	// Logger receives the use case's warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -59,8 +64,15 @@ type Service struct {
 	clock   ports.Clock
 	metrics ports.Metrics
 	peers   ports.PeerForwarder // nil: local partitions only
-	self    string
-	log     *slog.Logger
+	// tokenPeers carries delivery tokens (nil: none); tokens are those other
+	// nodes left here, regs those this node left elsewhere.
+	tokenPeers ports.TokenPeers
+	tokens     *tokenBook
+	regs       *tokenRegs
+	// background tracks token notifications in flight; Run waits for them.
+	background sync.WaitGroup
+	self       string
+	log        *slog.Logger
 
 	seedMu sync.Mutex
 	seeds  io.Reader
@@ -100,21 +112,29 @@ func New(d Deps, o Options) (*Service, error) {
 	s := &Service{
 		topics: d.Topics, cluster: d.Cluster, logs: d.Logs, clock: d.Clock, metrics: d.Metrics,
 		peers: d.Peers, self: d.SelfID, log: log, seeds: d.Seeds, purgeIvl: o.PurgeInterval,
+		tokens: newTokenBook(), regs: newTokenRegs(),
 		shards:    shardTable{m: map[domain.PartitionRef]*shard{}},
 		admission: admission{limit: o.MaxInFlightPerIdentity, inFlight: map[string]int{}},
+	}
+	if d.Peers != nil {
+		s.tokenPeers = d.Tokens
 	}
 	s.pump = newPump(s)
 	s.committer = newCommitter(d.Offsets, d.Clock, log, o.DurabilityInterval)
 	return s, nil
 }
 
-// Run drives the pump, the offset committer and the expiry purger until ctx
-// ends. Call it once.
+// Run drives the pump, the delivery-token keeper, the offset committer and
+// the expiry purger until ctx ends. Call it once.
 func (s *Service) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.pump.run(ctx)
+		var loops sync.WaitGroup
+		loops.Go(func() { s.pump.run(ctx) })
+		loops.Go(func() { s.keepTokens(ctx) })
+		loops.Wait()
+		s.background.Wait()
 	}()
 	tick := time.NewTicker(s.committer.tick)
 	defer tick.Stop()
@@ -152,6 +172,7 @@ func (s *Service) Forget(topic string, id domain.TopicID) {
 		s.committer.forget(sh.ref)
 	}
 	s.pump.dropTopic(topic, id)
+	s.tokens.drop(topic)
 }
 
 func (s *Service) checkOpen() error {

@@ -71,6 +71,11 @@ const (
 	// often; a WAL read or checkpoint-store failure pauses the dispatcher
 	// this long.
 	failureBackoffDuration = time.Second
+	// rerouteGraceDuration: a destination whose commits have failed this
+	// long, from the start of the first failed attempt, sends its records
+	// to a sibling partition (internals.md §3.4); at once when its owner
+	// is marked dead.
+	rerouteGraceDuration = 3 * time.Second
 	// resolveRetryInterval: an unassigned partition is looked up again this
 	// often.
 	resolveRetryInterval = 10 * time.Millisecond

@@ -40,9 +40,10 @@ type DispatcherDeps struct {
 
 // Dispatcher moves durable WAL records to their partition owners
 // (internals.md §3.3-3.6): each record is queued on its (topic,
-// incarnation, partition) destination, each destination has at most one
-// commit in flight, and the WAL checkpoint advances to the first sequence
-// not yet committed or discarded. A record leaves the WAL only by a commit
+// incarnation, partition) destination, or on a sibling partition's while
+// its own reroutes (§3.4), each destination has at most one commit in
+// flight, and the WAL checkpoint advances to the first sequence not yet
+// committed or discarded. A record leaves the WAL only by a commit
 // its owner acknowledged, or by a discard the Raft leader confirmed.
 //
 // All state below belongs to Run's goroutine; commits and confirmations run
@@ -160,7 +161,7 @@ func (d *Dispatcher) pass(ctx context.Context) {
 	if now.Before(d.pausedTill) || !d.latch.Ready(ctx) {
 		return
 	}
-	views := newViewCache(d.store)
+	views := newViewCache(d.store, now)
 	d.markHung(now)
 	if d.rescanDue || now.Sub(d.lastRescan) >= rescanInterval {
 		d.rescanDue, d.lastRescan = false, now

@@ -28,7 +28,7 @@ func (d *Dispatcher) markHung(now time.Time) {
 		}
 		ds.flight.hung = true
 		d.inflight--
-		d.unhold(ds, ds.queue)
+		d.unhold(ds.queue)
 		ds.queue = nil
 		d.log.Warn("produce commit hung; records behind it stay in the ingress WAL",
 			slog.String("topic", ds.key.topic), slog.Int("partition", int(ds.key.partition)))
@@ -51,17 +51,24 @@ func (d *Dispatcher) launchReady(now time.Time, views *viewCache) {
 
 // launch resolves ds's owner and sends its next batch. A batch whose
 // incarnation is no longer live goes back to the WAL (the rescan asks the
-// leader); an unassigned partition keeps its records and looks again.
+// leader); an unassigned partition keeps its records and looks again; an
+// owner marked dead is not sent to: its records go back to the WAL, for
+// the rescan to reroute them (internals.md §3.4, §3.5).
 func (d *Dispatcher) launch(now time.Time, ds *dest, views *viewCache) {
 	if !views.get(ds.key.topic).live(ds.key.id) {
-		d.unhold(ds, ds.queue)
+		d.unhold(ds.queue)
 		ds.queue = nil
 		return
 	}
-	owner, ok := d.resolve(ds)
+	owner, ok := views.owner(ds.key)
 	if !ok {
 		ds.retryAt = now.Add(resolveRetryInterval)
 		d.warnOnce(ds, "partition unassigned; its records stay in the ingress WAL", nil)
+		return
+	}
+	if d.dead(views, owner) {
+		d.unhold(ds.queue)
+		ds.queue = nil
 		return
 	}
 	if d.lingers(ds, owner, now) {
@@ -95,18 +102,6 @@ func (d *Dispatcher) commit(req ports.CommitRequest, owner string, batch []ports
 	}
 	key := destKey{topic: req.Topic, id: req.TopicID, partition: req.Partition}
 	d.results <- commitResult{key: key, batch: batch, owner: owner, took: d.clock.Now().Sub(start), err: err}
-}
-
-// resolve reads the partition's owner from its assignment row.
-func (d *Dispatcher) resolve(ds *dest) (string, bool) {
-	row, ok, err := d.store.Assignment(ds.key.topic, ds.key.partition)
-	if err != nil || !ok || row.Owner == "" {
-		return "", false
-	}
-	if row.TopicID != "" && ds.key.id != "" && row.TopicID != string(ds.key.id) {
-		return "", false // the row belongs to another incarnation
-	}
-	return row.Owner, true
 }
 
 // lingers reports whether ds should wait for more records: only while
@@ -154,13 +149,17 @@ func records(batch []ports.WALEntry) []domain.Record {
 // settle applies a commit's outcome. Success marks the batch done. An
 // incarnation refusal returns everything to the WAL for the rescan's
 // incarnation check. A not-owner answer keeps the batch and looks the
-// owner up again. Any other failure keeps the first record as a probe,
-// returns the rest to the WAL and retries after failureBackoffDuration.
+// owner up again. Neither counts as a failure: the owner answered that the
+// records belong elsewhere, not that it cannot take them, so they never
+// lead to a reroute. Any other failure keeps the first record as a probe,
+// returns the rest to the WAL, retries after failureBackoffDuration, and
+// starts the reroute grace if it is the first of a run.
 func (d *Dispatcher) settle(r commitResult) {
 	ds := d.dests[r.key]
 	if !ds.flight.hung {
 		d.inflight--
 	}
+	started := ds.flight.started
 	ds.flight = nil
 	d.running--
 	now := d.clock.Now()
@@ -168,20 +167,25 @@ func (d *Dispatcher) settle(r commitResult) {
 	case r.err == nil:
 		d.succeeded(ds, r)
 	case errors.Is(r.err, domain.ErrTopicNotFound):
-		d.unhold(ds, append(r.batch, ds.queue...))
+		d.unhold(append(r.batch, ds.queue...))
 		ds.queue = nil
+		ds.failing = false
 		ds.retryAt = now.Add(failureBackoffDuration)
 		d.log.Warn("produce commit refused: the owner has no such topic incarnation; records stay in the ingress WAL",
 			slog.String("topic", r.key.topic), slog.String("topic_id", string(r.key.id)),
 			slog.Int("partition", int(r.key.partition)), slog.String("owner", r.owner), slog.Any("error", r.err))
 	case errors.Is(r.err, domain.ErrNotOwner):
 		d.requeue(ds, r.batch)
+		ds.failing = false
 		ds.retryAt = now.Add(resolveRetryInterval)
 		d.warnOnce(ds, "produce commit refused by a node that no longer owns the partition; retrying", r.err)
 	default:
 		d.requeue(ds, r.batch[:1])
-		d.unhold(ds, append(r.batch[1:], ds.queue[1:]...))
+		d.unhold(append(r.batch[1:], ds.queue[1:]...))
 		ds.queue = ds.queue[:1]
+		if !ds.failing {
+			ds.failingSince = started
+		}
 		ds.failing = true
 		ds.retryAt = now.Add(failureBackoffDuration)
 		d.warnOnce(ds, "produce commit failed; records stay in the ingress WAL and are retried", r.err)
@@ -196,7 +200,7 @@ func (d *Dispatcher) succeeded(ds *dest, r commitResult) {
 		d.log.Info("produce commits to the partition recovered", slog.String("topic", ds.key.topic),
 			slog.Int("partition", int(ds.key.partition)), slog.String("owner", r.owner))
 	}
-	ds.failing, ds.warned = false, false
+	ds.failing, ds.warned, ds.rerouted = false, false, noteNone
 	if ds.skipped > 0 {
 		d.rescanDue = true
 	}

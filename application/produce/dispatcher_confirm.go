@@ -10,10 +10,15 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// viewCache reads each topic from the local replica at most once per pass.
+// viewCache reads each topic, partition owner and the member table from
+// the local replica at most once per pass, and carries the pass's time.
 type viewCache struct {
-	store  ports.MetadataTopics
-	topics map[string]topicView
+	store   Store
+	now     time.Time
+	topics  map[string]topicView
+	owners  map[destKey]ownerView
+	members map[string]string // member id -> status; nil until read
+	targets map[destKey]*dest // reroute target per origin (nil: none)
 }
 
 type topicView struct {
@@ -22,8 +27,8 @@ type topicView struct {
 	err error
 }
 
-func newViewCache(store ports.MetadataTopics) *viewCache {
-	return &viewCache{store: store, topics: map[string]topicView{}}
+func newViewCache(store Store, now time.Time) *viewCache {
+	return &viewCache{store: store, now: now, topics: map[string]topicView{}, owners: map[destKey]ownerView{}, targets: map[destKey]*dest{}}
 }
 
 func (v *viewCache) get(name string) topicView {

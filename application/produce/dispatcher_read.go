@@ -37,8 +37,12 @@ type dest struct {
 	skipped  int              // this destination's records left in the WAL
 	flight   *flight          // the commit in flight, if any
 	failing  bool             // the last commit failed; queue holds the probe
-	retryAt  time.Time        // no commit before this
-	warned   bool             // a warning about the current trouble was logged
+	// failingSince is when the first failed attempt of the current run of
+	// failures started (the reroute grace runs from it).
+	failingSince time.Time
+	retryAt      time.Time   // no commit before this
+	warned       bool        // a warning about the current trouble was logged
+	rerouted     rerouteNote // what was logged about rerouting its records
 }
 
 type flight struct {
@@ -110,7 +114,8 @@ func (d *Dispatcher) readForward(ctx context.Context, views *viewCache) error {
 // placeNew decides a newly read record's fate: discarded (its incarnation
 // confirmed gone), skipped (incarnation unsure, or its destination cannot
 // take it, or an earlier record of the destination is still skipped, which
-// keeps partition order), or queued.
+// keeps partition order), or queued on its destination or, while that
+// reroutes, on a sibling's.
 func (d *Dispatcher) placeNew(ctx context.Context, e ports.WALEntry, views *viewCache) {
 	key := keyOf(e.Record)
 	switch d.incarnation(ctx, e.Record, views) {
@@ -122,11 +127,12 @@ func (d *Dispatcher) placeNew(ctx context.Context, e ports.WALEntry, views *view
 		return
 	}
 	ds := d.destOf(key)
-	if ds.skipped > 0 || !ds.canTake(d.queueCap()) {
+	to := d.target(ds, views)
+	if ds.skipped > 0 || to == nil || !to.canTake(d.queueCap()) {
 		d.skip(e, ds)
 		return
 	}
-	d.hold(e, ds)
+	d.hold(e, to)
 }
 
 // rescan re-reads the skipped records in WAL order and places those whose
@@ -174,19 +180,22 @@ func (d *Dispatcher) replace(ctx context.Context, e ports.WALEntry, views *viewC
 		blocked[ds.key] = true
 		return
 	}
-	if blocked[ds.key] || !ds.canTake(d.queueCap()) {
+	to := d.target(ds, views)
+	if blocked[ds.key] || to == nil || !to.canTake(d.queueCap()) {
 		blocked[ds.key] = true
 		return
 	}
 	ds.skipped--
 	d.skipped--
-	d.hold(e, ds)
+	d.hold(e, to)
 }
 
 func keyOf(r domain.IngressRecord) destKey {
 	return destKey{topic: r.Topic, id: r.TopicID, partition: r.Partition}
 }
 
+// hold queues e on ds: its own destination, or a sibling its own reroutes
+// to (the record keeps its own partition; ds's is the one committed).
 func (d *Dispatcher) hold(e ports.WALEntry, ds *dest) {
 	*d.markOf(e.Seq) = markHeld
 	if len(ds.queue) == 0 {
@@ -202,13 +211,14 @@ func (d *Dispatcher) skip(e ports.WALEntry, ds *dest) {
 	d.skipped++
 }
 
-// unhold returns held records to the WAL: they become skipped, to be read
-// again in order by a rescan.
-func (d *Dispatcher) unhold(ds *dest, entries []ports.WALEntry) {
+// unhold returns held records to the WAL: they become skipped, each as its
+// own partition's (wherever it was queued), to be read again in order by a
+// rescan.
+func (d *Dispatcher) unhold(entries []ports.WALEntry) {
 	for _, e := range entries {
 		*d.markOf(e.Seq) = markSkipped
+		d.destOf(keyOf(e.Record)).skipped++
 	}
-	ds.skipped += len(entries)
 	d.skipped += len(entries)
 	d.held -= len(entries)
 	if len(entries) > 0 {

@@ -24,6 +24,7 @@ const self = "n1"
 type env struct {
 	store     *countingStore
 	wal       *fake.WAL
+	turns     *turnCountingWAL // e.wal as dispatchers built by e.dispatcher see it
 	logs      *fake.PartitionLogs
 	peers     *fake.PeerCommitter
 	clock     *fake.Clock
@@ -43,6 +44,7 @@ func newEnv(t *testing.T) *env {
 		peers: fake.NewPeerCommitter(), clock: fake.NewClock(time.Unix(1_700_000_000, 0)),
 		metrics: &fake.Metrics{}, schemas: fake.NewSchemaValidator(),
 	}
+	e.turns = &turnCountingWAL{DispatchWAL: e.wal}
 	e.svc = produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics})
 	e.latch = leaderconfirm.NewLatch(e.store)
 	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
@@ -104,9 +106,30 @@ func (e *env) produce(t *testing.T, topic, key, payload string, pin ...int32) {
 // dispatcher builds a dispatcher over env's fakes.
 func (e *env) dispatcher() *produce.Dispatcher {
 	return produce.NewDispatcher(produce.DispatcherDeps{
-		WAL: e.wal, Store: e.store, Latch: e.latch, Confirmer: leaderconfirm.New(e.store),
+		WAL: e.turns, Store: e.store, Latch: e.latch, Confirmer: leaderconfirm.New(e.store),
 		Local: e.committer, Peers: e.peers, Clock: e.clock, Log: slog.New(slog.DiscardHandler), Self: self,
 	})
+}
+
+// turnCountingWAL counts the dispatcher loop's turns: each asks for the
+// durable-next channel once, just before its pass.
+type turnCountingWAL struct {
+	produce.DispatchWAL
+	turns atomic.Int64
+}
+
+func (w *turnCountingWAL) Durable() <-chan struct{} {
+	w.turns.Add(1)
+	return w.DispatchWAL.Durable()
+}
+
+// step advances the clock by d and waits until the dispatcher started by
+// e.run has run a whole pass at the new time.
+func (e *env) step(t *testing.T, d time.Duration) {
+	t.Helper()
+	e.clock.Advance(d)
+	seen := e.turns.turns.Load()
+	waitFor(t, "a dispatcher pass", func() bool { return e.turns.turns.Load() >= seen+2 })
 }
 
 // run starts a dispatcher; the returned stop cancels it and waits for Run

@@ -84,6 +84,42 @@ func (s *Shard) AckedAhead() []int64 {
 // InFlight is the number of live leases (after the last purge).
 func (s *Shard) InFlight() int { return len(s.leases) }
 
+// Deliverable estimates how many offsets in [oldest, hwm) Reserve could
+// still hand out: those above the settled prefix less the leased ones and
+// those settled ahead, no more than the in-flight cap leaves room for, and
+// only the frontier hole while the acked-ahead set is full; never negative
+// (the delivery-token estimate of internals.md §5.5; expired leases count
+// until purged, so it errs low).
+func (s *Shard) Deliverable(hwm, oldest int64) int {
+	next := max(s.committed+1, oldest)
+	room := int64(s.caps.MaxInFlight - len(s.leases))
+	if next >= hwm || room <= 0 {
+		return 0
+	}
+	if s.settledAhead() >= s.caps.MaxAckedAhead {
+		if _, leased := s.leases[next]; leased {
+			return 0
+		}
+		return 1
+	}
+	n := hwm - next - int64(len(s.leases)+s.settledAhead())
+	if next > s.committed+1 { // retention outran the frontier: count only what it kept
+		n = hwm - next - above(s.leases, next) - above(s.ahead, next) - above(s.corrupt, next)
+	}
+	return int(max(min(n, room), 0))
+}
+
+// above counts the offsets of m at or above from.
+func above[V any](m map[int64]V, from int64) int64 {
+	n := int64(0)
+	for o := range m {
+		if o >= from {
+			n++
+		}
+	}
+	return n
+}
+
 // SetCaps applies altered topic caps; they bound new reservations and acks.
 func (s *Shard) SetCaps(c Caps) { s.caps = c }
 

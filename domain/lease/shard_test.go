@@ -191,3 +191,58 @@ func TestDroppedCountsUnsettledRecordsRetentionDeleted(t *testing.T) {
 		t.Fatalf("dropped %d, want 9 (offsets 0 and 2..9; 1 was acked)", got)
 	}
 }
+
+// ensure that the deliverable estimate (internals.md §5.5, story F41)
+// subtracts leased and acked-ahead offsets and stays within the in-flight
+// cap: it counts exactly what Reserve can still hand out.
+func TestDeliverableCountsWhatReserveCanHandOut(t *testing.T) {
+	s := NewShard(-1, nil, Caps{MaxInFlight: 3, MaxAckedAhead: 8}, [32]byte{4})
+	if got := s.Deliverable(5, 0); got != 3 {
+		t.Fatalf("fresh shard, 5 records, cap 3: %d", got)
+	}
+	l0, _ := s.Reserve(0, 5, 0, 1000)
+	l1, _ := s.Reserve(0, 5, 0, 1000)
+	if err := s.Ack(l1.Offset, l1.Nonce, 1); err != nil { // acked ahead
+		t.Fatal(err)
+	}
+	if got := s.Deliverable(5, 0); got != 2 { // 2, 3, 4 free; room for 2 more leases
+		t.Fatalf("after a lease and an ack ahead: %d, want 2", got)
+	}
+	if err := s.Ack(l0.Offset, l0.Nonce, 2); err != nil { // frontier to 1
+		t.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		if _, ok := s.Reserve(3, 5, 0, 1000); !ok {
+			break
+		}
+	}
+	if n != 3 || s.Deliverable(5, 0) != 0 || s.Deliverable(4, 0) != 0 {
+		t.Fatalf("reserved %d, then deliverable %d", n, s.Deliverable(5, 0))
+	}
+}
+
+// ensure that the estimate never promises what Reserve would not hand out:
+// records retention deleted, or more than the frontier hole while the
+// acked-ahead set is full (an estimate above Reserve would have the owner
+// notify for records no claim can get).
+func TestDeliverableMatchesReserveAtTheEdges(t *testing.T) {
+	s := NewShard(-1, nil, Caps{MaxInFlight: 8, MaxAckedAhead: 2}, [32]byte{5})
+	if got := s.Deliverable(10, 10); got != 0 {
+		t.Fatalf("everything below the oldest retained offset: %d", got)
+	}
+	if got := s.Deliverable(10, 7); got != 3 {
+		t.Fatalf("retention kept 7..9: %d", got)
+	}
+	s = NewShard(-1, []int64{2, 3}, Caps{MaxInFlight: 8, MaxAckedAhead: 2}, [32]byte{6})
+	if got := s.Deliverable(10, 0); got != 1 {
+		t.Fatalf("acked-ahead set full: %d, want the frontier hole only", got)
+	}
+	l, ok := s.Reserve(0, 10, 0, 1000)
+	if !ok || l.Offset != 0 || s.Deliverable(10, 0) != 0 {
+		t.Fatalf("after leasing the hole: %+v %v, deliverable %d", l, ok, s.Deliverable(10, 0))
+	}
+	if _, ok := s.Reserve(0, 10, 0, 1000); ok {
+		t.Fatal("Reserve handed out more than the estimate")
+	}
+}

@@ -1,0 +1,332 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// Delivery tokens, the owner's side (internals.md §5.5). Another node whose
+// consumers found nothing here leaves a token per topic; a token takes
+// nothing out of circulation, it only asks for one call back. When records
+// are available beyond those already promised, the pump spends one token
+// per record by notifying its node (TokenNotify) and holds the record back
+// until that node's claim arrives (a consume with the Claim flag), the
+// node passes, or the hold's deadline passes. Tokens are single use and
+// live for the TTL their node sent; nothing about them is persisted.
+
+// tokenBook holds the tokens other nodes left here and the holds of
+// notifications sent and not yet claimed. Safe for concurrent use.
+type tokenBook struct {
+	mu     sync.Mutex
+	topics map[string]*topicTokens
+	// holding counts live holds of every topic: the consume path's one
+	// atomic load while no notification is outstanding.
+	holding atomic.Int64
+	// pending is set while some topic holds tokens or holds, so a record
+	// coming back (nack, expiry) wakes the pump for them.
+	pending atomic.Bool
+}
+
+// topicTokens is one topic's tokens, one live per requesting node, oldest
+// first, and its holds.
+type topicTokens struct {
+	fifo   []*token
+	live   map[string]*token // requesting node -> its token
+	marked int               // replaced entries still in fifo
+	holds  []time.Time       // deadlines, oldest first
+}
+
+type token struct {
+	node    string
+	expires time.Time
+	dead    bool // replaced by a newer registration of its node
+}
+
+func newTokenBook() *tokenBook { return &tokenBook{topics: map[string]*topicTokens{}} }
+
+func (b *tokenBook) topicLocked(topic string) *topicTokens {
+	tt, ok := b.topics[topic]
+	if !ok {
+		tt = &topicTokens{live: map[string]*token{}}
+		b.topics[topic] = tt
+	}
+	return tt
+}
+
+// register leaves node's token for topic, replacing its earlier one in
+// place (marked, swept once marked entries outnumber live ones).
+func (b *tokenBook) register(node, topic string, ttl time.Duration, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tt := b.topicLocked(topic)
+	if old := tt.live[node]; old != nil {
+		old.dead = true
+		tt.marked++
+	}
+	tk := &token{node: node, expires: now.Add(min(ttl, tokenTTLMax))}
+	tt.fifo = append(tt.fifo, tk)
+	tt.live[node] = tk
+	b.pending.Store(true)
+	if tt.marked > len(tt.live) {
+		tt.sweep()
+	}
+}
+
+// sweep drops replaced entries from the FIFO.
+func (tt *topicTokens) sweep() {
+	keep := tt.fifo[:0]
+	for _, tk := range tt.fifo {
+		if !tk.dead {
+			keep = append(keep, tk)
+		}
+	}
+	clear(tt.fifo[len(keep):])
+	tt.fifo, tt.marked = keep, 0
+}
+
+// expire marks the tokens past their TTL like replaced ones.
+func (tt *topicTokens) expire(now time.Time) {
+	for node, tk := range tt.live {
+		if !now.Before(tk.expires) {
+			tk.dead = true
+			tt.marked++
+			delete(tt.live, node)
+		}
+	}
+	if tt.marked > len(tt.live) {
+		tt.sweep()
+	}
+}
+
+// take spends the oldest live token of topic: its node, ok=false when none
+// is left (expired ones are dropped on the way).
+func (b *tokenBook) take(topic string, now time.Time) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tt, ok := b.topics[topic]
+	if !ok {
+		return "", false
+	}
+	for len(tt.fifo) > 0 {
+		tk := tt.fifo[0]
+		tt.fifo[0] = nil
+		tt.fifo = tt.fifo[1:]
+		if tk.dead {
+			tt.marked--
+			continue
+		}
+		if tt.live[tk.node] == tk {
+			delete(tt.live, tk.node)
+		}
+		if now.Before(tk.expires) {
+			return tk.node, true
+		}
+	}
+	return "", false
+}
+
+// hold records a notification awaiting its claim until deadline.
+func (b *tokenBook) hold(topic string, deadline time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tt := b.topicLocked(topic)
+	tt.holds = append(tt.holds, deadline)
+	b.holding.Add(1)
+}
+
+// retire ends topic's oldest hold: its claim arrived or its node passed.
+func (b *tokenBook) retire(topic string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if tt, ok := b.topics[topic]; ok && len(tt.holds) > 0 {
+		tt.holds = tt.holds[1:]
+		b.holding.Add(-1)
+	}
+}
+
+// held is topic's live holds, dropping those past their deadline.
+func (b *tokenBook) held(topic string, now time.Time) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tt, ok := b.topics[topic]
+	if !ok {
+		return 0
+	}
+	b.holding.Add(-int64(tt.lapse(now)))
+	return len(tt.holds)
+}
+
+// lapse drops the holds past their deadline and says how many.
+func (tt *topicTokens) lapse(now time.Time) int {
+	n := 0
+	for n < len(tt.holds) && !now.Before(tt.holds[n]) {
+		n++
+	}
+	tt.holds = tt.holds[n:]
+	return n
+}
+
+// offerable lists the topics holding live tokens or holds, dropping
+// expired tokens and lapsed holds, and forgetting topics left with neither.
+func (b *tokenBook) offerable(now time.Time) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.topics))
+	for name, tt := range b.topics {
+		tt.expire(now)
+		b.holding.Add(-int64(tt.lapse(now)))
+		if len(tt.live) == 0 && len(tt.holds) == 0 {
+			delete(b.topics, name)
+			continue
+		}
+		out = append(out, name)
+	}
+	b.pending.Store(len(b.topics) > 0)
+	return out
+}
+
+// wakeAt is the earliest hold deadline (zero when none): a hold that lapses
+// frees its record for the next token or a local consumer.
+func (b *tokenBook) wakeAt() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var at time.Time
+	for _, tt := range b.topics {
+		if len(tt.holds) > 0 && (at.IsZero() || tt.holds[0].Before(at)) {
+			at = tt.holds[0]
+		}
+	}
+	return at
+}
+
+// drop forgets a topic's tokens and holds (the topic is gone).
+func (b *tokenBook) drop(topic string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if tt, ok := b.topics[topic]; ok {
+		b.holding.Add(-int64(len(tt.holds)))
+		delete(b.topics, topic)
+	}
+}
+
+// AcceptTokens is the owner's side of TokenRegister (op 30): node from
+// leaves one token per registration, each replacing its earlier one for
+// that topic; the pump looks at once, in case records arrived meanwhile.
+func (s *Service) AcceptTokens(from string, regs []ports.TokenRegistration) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if from == "" || from == s.self {
+		return domain.Refuse(domain.ErrInvalidArgument, "a token needs another node to call back")
+	}
+	now := s.clock.Now()
+	for _, r := range regs {
+		if r.Topic == "" || r.TTL <= 0 {
+			return domain.Refuse(domain.ErrInvalidArgument, "a token needs a topic and a positive ttl")
+		}
+		s.tokens.register(from, r.Topic, r.TTL, now)
+	}
+	s.pump.poke()
+	return nil
+}
+
+// offerTokens spends one token per record available beyond the holds
+// already out, on every topic with tokens (the pump calls it after serving
+// its own parked consumers, so they come first).
+func (s *Service) offerTokens(ctx context.Context) {
+	if s.tokenPeers == nil {
+		return
+	}
+	for _, name := range s.tokens.offerable(s.clock.Now()) {
+		t, err := s.topic(name)
+		if errors.Is(err, domain.ErrTopicNotFound) {
+			s.tokens.drop(name)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		now := s.clock.Now()
+		for n := s.deliverable(ctx, t) - s.tokens.held(name, now); n > 0; n-- {
+			node, ok := s.tokens.take(name, now)
+			if !ok {
+				break
+			}
+			s.tokens.hold(name, now.Add(tokenHoldDuration))
+			s.notify(ctx, node, name)
+		}
+	}
+}
+
+// notify tells node a record of topic is held for it, off the pump's
+// goroutine. A pass or a failed call retires the hold at once, and the
+// pump offers the record to the next token.
+func (s *Service) notify(ctx context.Context, node, topic string) {
+	s.background.Go(func() {
+		ctx, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
+		defer cancel()
+		claimed, err := s.tokenPeers.NotifyToken(ctx, node, s.self, topic)
+		if err == nil && claimed {
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Debug("delivery token notification failed", "node", node, "topic", topic, "err", err)
+		}
+		s.tokens.retire(topic)
+		s.pump.poke()
+	})
+}
+
+// deliverable estimates the records t's local partitions could hand out
+// now: each partition's high watermark less its settled prefix, leased and
+// acked-ahead offsets (a partition without a shard yet is recovered from
+// its files first).
+func (s *Service) deliverable(ctx context.Context, t meta.Topic) int {
+	parts, err := s.localPartitions(t)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range parts {
+		if ctx.Err() != nil {
+			return n
+		}
+		ref := refOf(t, p)
+		b, err := s.logs.Bounds(ref)
+		if err != nil {
+			continue
+		}
+		sh, err := s.shard(ref, capsOf(t))
+		if err != nil {
+			continue
+		}
+		sh.mu.Lock()
+		if !sh.gone {
+			sh.l.SetCaps(capsOf(t))
+			n += sh.l.Deliverable(b.HighWatermark, b.Oldest)
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// unheld bounds what a consume other than a claim may take from t's local
+// partitions while notifications are out: the records beyond the holds.
+// It costs one atomic load when no hold is out anywhere.
+func (s *Service) unheld(ctx context.Context, t meta.Topic, max int) int {
+	if s.tokens.holding.Load() == 0 {
+		return max
+	}
+	h := s.tokens.held(t.Name, s.clock.Now())
+	if h == 0 {
+		return max
+	}
+	return min(max, s.deliverable(ctx, t)-h)
+}
