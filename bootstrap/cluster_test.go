@@ -28,22 +28,8 @@ func TestNodeServesPartitionStats(t *testing.T) {
 	cfg := devConfig(t)
 	secret := "cluster-secret-bootstrap-0123456789"
 	cfg.Secrets.ClusterSecret = secret
-	app, err := NewNode(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(stop)
-	})
-	base := "http://" + cfg.HTTP.Addr
-	waitReady(t, base)
+	base := runNode(t, cfg)
+	ctx := context.Background()
 	if code, body := send(t, "POST", base+"/v1/topics", `{"name":"stats"}`, jsonCT); code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}
@@ -96,22 +82,8 @@ func TestNodeServesFanoutCursors(t *testing.T) {
 	cfg := devConfig(t)
 	secret := "cluster-secret-bootstrap-0123456789"
 	cfg.Secrets.ClusterSecret = secret
-	app, err := NewNode(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = app.Stop(stop)
-	})
-	base := "http://" + cfg.HTTP.Addr
-	waitReady(t, base)
+	base := runNode(t, cfg)
+	ctx := context.Background()
 	for _, b := range []string{`{"name":"orders","partitions":3}`, `{"name":"audit"}`} {
 		if code, body := send(t, "POST", base+"/v1/topics", b, jsonCT); code != 201 {
 			t.Fatalf("create %s: %d %s", b, code, body)

@@ -11,12 +11,20 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/narad/narad/bootstrap/config"
 )
 
 // startedNode runs a dev node for the test and returns its base URL.
 func startedNode(t *testing.T) string {
 	t.Helper()
-	cfg := devConfig(t)
+	return runNode(t, devConfig(t))
+}
+
+// runNode starts a node with cfg, stops it at the test's end, and returns
+// its base URL once it is ready.
+func runNode(t *testing.T, cfg config.Config) string {
+	t.Helper()
 	app, err := NewNode(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()})
 	if err != nil {
 		t.Fatal(err)
@@ -32,16 +40,8 @@ func startedNode(t *testing.T) string {
 		_ = app.Stop(stop)
 	})
 	base := "http://" + cfg.HTTP.Addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if code, _, err := getJSON(base + "/readyz"); err == nil && code == 200 {
-			return base
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("node never ready")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the node, bounded by the deadline
-	}
+	waitReady(t, base)
+	return base
 }
 
 func send(t *testing.T, method, url, body string, hdr map[string]string) (int, string) {

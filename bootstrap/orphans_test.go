@@ -1,13 +1,10 @@
 package bootstrap
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // Ensure that a node started over a data directory holding a deleted
@@ -24,16 +21,7 @@ func TestStartupOrphanSweepReclaimsDeletedTopics(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(topicsDir, "deleted", "incarnation"), []byte("00000000000000aa"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	app, err := NewNode(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = app.Stop(context.Background()) }()
+	runNode(t, cfg)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		left, err := os.ReadDir(topicsDir)
