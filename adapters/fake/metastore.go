@@ -36,6 +36,7 @@ type MetaStore struct {
 	hold       bool
 	caughtUp   bool
 	leader     bool
+	ledSince   time.Time // what LeaderSince answers while leading
 	barrierErr error
 	proposeErr error
 	memberErr  error
@@ -242,6 +243,17 @@ func (s *MetaStore) IsLeader() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.leader && !s.closed
+}
+
+// SetLeaderSince sets the tenure LeaderSince reports while this replica
+// leads (the zero time by default: it has led since forever).
+func (s *MetaStore) SetLeaderSince(t time.Time) { s.set(func() { s.ledSince = t }) }
+
+// LeaderSince reports the SetLeaderSince tenure while leading.
+func (s *MetaStore) LeaderSince() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ledSince, s.leader && !s.closed
 }
 
 // Leader reports replica 1 when this replica leads, unknown otherwise.

@@ -60,6 +60,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	}
 
 	old := leaderOf(t, nodes...)
+	checkTenure(t, old, time.Time{}, nodes...)
 	old.stop()
 	var rest []*node
 	for _, n := range nodes {
@@ -67,10 +68,12 @@ func TestThreeNodeCluster(t *testing.T) {
 			rest = append(rest, n)
 		}
 	}
+	stoppedAt := time.Now()
 	next := leaderOf(t, rest...)
 	if next == old {
 		t.Fatal("stopped node still leads")
 	}
+	checkTenure(t, next, stoppedAt, rest...)
 	mustPropose(t, rest[0].store, createTopic("while-down", 10))
 	mustPropose(t, rest[1].store, createTopic("while-down-2", 11))
 
@@ -116,5 +119,22 @@ func TestStateWithoutRaftStateIsNotTrusted(t *testing.T) {
 	aside, _ := filepath.Glob(filepath.Join(dir, "fsm", "shard-1.stale-*"))
 	if len(aside) != 1 {
 		t.Fatalf("old state not set aside: %v", aside)
+	}
+}
+
+// checkTenure checks that leader reports when it started to lead, not
+// before after, and that no other node claims a tenure (internals.md §9.3:
+// a leader promotes only after leading 12 s).
+func checkTenure(t *testing.T, leader *node, after time.Time, nodes ...*node) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the leader's tenure", func() bool { _, ok := leader.store.LeaderSince(); return ok })
+	since, _ := leader.store.LeaderSince()
+	if since.Before(after) || since.After(time.Now()) {
+		t.Fatalf("%s leads since %s, want between %s and now", leader.id, since, after)
+	}
+	for _, n := range nodes {
+		if _, ok := n.store.LeaderSince(); ok && n != leader {
+			t.Fatalf("follower %s reports a tenure", n.id)
+		}
 	}
 }

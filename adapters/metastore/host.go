@@ -38,6 +38,8 @@ type Host struct {
 	nh  *dragonboat.NodeHost
 	log *zap.Logger
 
+	tenures *tenures // leadership reports, per shard
+
 	mu     sync.Mutex
 	stores []*Store
 	closed bool
@@ -56,12 +58,15 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		cfg.RTT = defaultRTT
 	}
 	routeDragonboatLogs(cfg.Logger)
-	nh, err := dragonboat.NewNodeHost(nodeHostConfig(cfg))
+	ten := newTenures()
+	nhc := nodeHostConfig(cfg)
+	nhc.RaftEventListener = ten
+	nh, err := dragonboat.NewNodeHost(nhc)
 	if err != nil {
 		return nil, fmt.Errorf("metastore: start node host %s at %s: %w", cfg.NodeID, cfg.RaftAddr, err)
 	}
 	log := cfg.Logger.With(zap.String("component", "metastore"), zap.String("node", cfg.NodeID))
-	return &Host{cfg: cfg, nh: nh, log: log}, nil
+	return &Host{cfg: cfg, nh: nh, log: log, tenures: ten}, nil
 }
 
 func nodeHostConfig(cfg HostConfig) config.NodeHostConfig {

@@ -304,6 +304,15 @@ func (s *Store) IsLeader() bool {
 	return ok && id == s.replicaID
 }
 
+// LeaderSince reports since when this replica has led the shard; false
+// while it does not lead.
+func (s *Store) LeaderSince() (time.Time, bool) {
+	if !s.IsLeader() {
+		return time.Time{}, false
+	}
+	return s.host.tenures.since(s.shardID, s.replicaID)
+}
+
 // Leader returns the leader's replica id as known locally.
 func (s *Store) Leader() (uint64, bool) {
 	id, _, valid, err := s.host.nh.GetLeaderID(s.shardID)

@@ -33,3 +33,31 @@ narad_raft_state{state="shutdown"} 0
 		t.Fatal(err)
 	}
 }
+
+// ensure that the voter gauges follow the configuration and are left out of
+// a scrape that could not read it (api.md §7 narad_raft_voters,
+// narad_raft_nonvoters).
+func TestRaftVoterGauges(t *testing.T) {
+	m := NewMetrics()
+	status := RaftStatus{AppliedIndex: 42, Voters: 3, NonVoters: 2, MembersKnown: true}
+	m.RaftGauges(func() RaftStatus { return status })
+	want := `
+# HELP narad_raft_applied_index Newest Raft entry index the metadata state machine applied.
+# TYPE narad_raft_applied_index gauge
+narad_raft_applied_index 42
+# HELP narad_raft_nonvoters Non-voting (staged) members of the metadata shard's Raft configuration.
+# TYPE narad_raft_nonvoters gauge
+narad_raft_nonvoters 2
+# HELP narad_raft_voters Voting members of the metadata shard's Raft configuration.
+# TYPE narad_raft_voters gauge
+narad_raft_voters 3
+`
+	names := []string{"narad_raft_applied_index", "narad_raft_voters", "narad_raft_nonvoters"}
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), names...); err != nil {
+		t.Fatal(err)
+	}
+	status.MembersKnown = false
+	if n, err := testutil.GatherAndCount(m.Registry, "narad_raft_voters", "narad_raft_nonvoters"); err != nil || n != 0 {
+		t.Fatalf("unknown configuration still exported %d series, %v", n, err)
+	}
+}

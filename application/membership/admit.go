@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -64,6 +65,9 @@ type Join struct {
 type Store interface {
 	ports.MetadataMembership
 	IsLeader() bool
+	// LeaderSince reports since when this replica has led (false while
+	// it does not lead).
+	LeaderSince() (time.Time, bool)
 	Members() ([]meta.Member, error)
 	NewestTypeApplied() meta.EntryType
 }
@@ -73,19 +77,30 @@ type Store interface {
 type Admitter struct {
 	store     Store
 	maxVoters int
+	now       func() time.Time
 }
+
+// AdmitterOption configures an Admitter.
+type AdmitterOption func(*Admitter)
+
+// WithClock gives the Admitter the node's clock (the leader tenure rule).
+func WithClock(c ports.Clock) AdmitterOption { return func(a *Admitter) { a.now = c.Now } }
 
 // NewAdmitter returns an Admitter promoting staged nodes while the shard
 // has fewer than maxVoters voters (3 or 5). It panics on a nil store or
 // another voter count.
-func NewAdmitter(store Store, maxVoters int) *Admitter {
+func NewAdmitter(store Store, maxVoters int, opts ...AdmitterOption) *Admitter {
 	if store == nil {
 		panic("membership: nil store")
 	}
 	if maxVoters != DefaultMaxVoters && maxVoters != LargeMaxVoters {
 		panic(fmt.Sprintf("membership: max voters %d is neither 3 nor 5", maxVoters))
 	}
-	return &Admitter{store: store, maxVoters: maxVoters}
+	a := &Admitter{store: store, maxVoters: maxVoters, now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // Admit enters j into the shard (internals §9.3). A node new to the
@@ -163,6 +178,9 @@ func (a *Admitter) checkRelease(j Join) error {
 func (a *Admitter) promote(ctx context.Context, j Join, id uint64, voters int) (Decision, error) {
 	if voters >= a.maxVoters {
 		return deferred("the shard has its %d voters", a.maxVoters), nil
+	}
+	if since, ok := a.store.LeaderSince(); !ok || a.now().Sub(since) < promotionLeaderTenureMin {
+		return deferred("the leader has led for less than %s", promotionLeaderTenureMin), nil
 	}
 	if why, err := a.memberBlocks(j.NodeID); err != nil || why != "" {
 		return Decision{Status: StatusDeferred, Reason: why}, err

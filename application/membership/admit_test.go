@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/membership"
@@ -284,5 +286,29 @@ func commitRemote(t *testing.T, s *fake.MetaStore) {
 	}
 	if got := s.NewestTypeApplied(); got != meta.TypePutRemote {
 		t.Fatalf("fake newest type %s after a remote", got)
+	}
+}
+
+// Ensure that a staged node is promoted only once the leader has led for
+// 12 s (internals §9.3), then at once.
+func TestAdmitPromotesOnlyAfterTheLeaderLed12s(t *testing.T) {
+	t.Parallel()
+	s := seeded(t)
+	clock := fake.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	s.SetLeaderSince(clock.Now())
+	a := membership.NewAdmitter(s, membership.DefaultMaxVoters, membership.WithClock(clock))
+	ctx := context.Background()
+	register(t, s, memberJoin(2))
+	if got, err := a.Admit(ctx, join(2)); err != nil || got.Status != membership.StatusStaged {
+		t.Fatalf("first join: %+v, %v", got, err)
+	}
+	clock.Advance(11 * time.Second)
+	got, err := a.Admit(ctx, join(2))
+	if err != nil || got.Status != membership.StatusDeferred || !strings.Contains(got.Reason, "led for less than 12s") {
+		t.Fatalf("after 11 s of leadership: %+v, %v", got, err)
+	}
+	clock.Advance(time.Second)
+	if got, err := a.Admit(ctx, join(2)); err != nil || got.Status != membership.StatusPromoted {
+		t.Fatalf("after 12 s of leadership: %+v, %v", got, err)
 	}
 }

@@ -8,6 +8,11 @@ const (
 	LargeMaxVoters   = 5
 )
 
+// promotionLeaderTenureMin: the leader promotes a staged node only once it
+// has led this long (internals §9.3: a heartbeat to a packet-dropping node
+// fails only after the Raft transport's 10 s dial timeout).
+const promotionLeaderTenureMin = 12 * time.Second
+
 // Join loop (internals §9.3, §10.3 "join every 2 s").
 const (
 	// joinRetryInterval paces the join loop's attempts.
