@@ -31,14 +31,11 @@ type PeerFanoutLagCall struct {
 // node's view without the node argument (a node's local reader). Safe for
 // concurrent use.
 type PeerFanoutLag struct {
-	mu       sync.Mutex
-	owned    map[peerPart]ownedPart
-	cursors  map[lagCursor]ports.FanoutCursor
-	fail     map[string]error
-	gate     chan struct{}
-	calls    []PeerFanoutLagCall
-	inFlight int
-	most     int
+	callLog[PeerFanoutLagCall]
+	mu      sync.Mutex
+	owned   map[peerPart]ownedPart
+	cursors map[lagCursor]ports.FanoutCursor
+	fail    map[string]error
 }
 
 type ownedPart struct {
@@ -82,39 +79,13 @@ func (f *PeerFanoutLag) Fail(node string, err error) {
 	f.fail[node] = err
 }
 
-// Block holds every later call until release is called (or the call's
-// context ends: it then fails with ctx.Err()).
-func (f *PeerFanoutLag) Block() (release func()) {
-	gate := make(chan struct{})
-	f.mu.Lock()
-	f.gate = gate
-	f.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			f.mu.Lock()
-			if f.gate == gate {
-				f.gate = nil
-			}
-			f.mu.Unlock()
-			close(gate)
-		})
-	}
-}
-
 // FanoutLag answers node's cursors in ports.PeerFanoutLag's order.
 func (f *PeerFanoutLag) FanoutLag(ctx context.Context, node, parent string, parentID domain.TopicID, parts []int32, children []ports.ChildEpoch) ([]ports.CursorLag, error) {
-	gate := f.enter(ctx, PeerFanoutLagCall{Node: node, Parent: parent, ParentID: parentID,
+	deadline, _ := ctx.Deadline()
+	err := f.enter(ctx, PeerFanoutLagCall{Node: node, Parent: parent, ParentID: parentID, Deadline: deadline,
 		Parts: append([]int32(nil), parts...), Children: append([]ports.ChildEpoch(nil), children...)})
 	defer f.leave()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -139,43 +110,6 @@ func (f *PeerFanoutLag) FanoutLag(ctx context.Context, node, parent string, pare
 		}
 	}
 	return out, nil
-}
-
-func (f *PeerFanoutLag) enter(ctx context.Context, call PeerFanoutLagCall) chan struct{} {
-	call.Deadline, _ = ctx.Deadline()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, call)
-	f.inFlight++
-	f.most = max(f.most, f.inFlight)
-	return f.gate
-}
-
-func (f *PeerFanoutLag) leave() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.inFlight--
-}
-
-// Calls returns the calls seen, in arrival order.
-func (f *PeerFanoutLag) Calls() []PeerFanoutLagCall {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]PeerFanoutLagCall(nil), f.calls...)
-}
-
-// InFlight returns the calls running now.
-func (f *PeerFanoutLag) InFlight() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.inFlight
-}
-
-// MostInFlight returns the most calls that ever ran at once.
-func (f *PeerFanoutLag) MostInFlight() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.most
 }
 
 // NodeFanoutLag is one node's view of a PeerFanoutLag: its own partitions'

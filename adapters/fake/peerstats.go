@@ -29,13 +29,10 @@ type PeerStatsCall struct {
 // context ends. It records every call and the most calls in flight at
 // once. Safe for concurrent use.
 type PeerStats struct {
-	mu       sync.Mutex
-	stats    map[peerPart]peerStat
-	fail     map[string]error
-	gate     chan struct{} // nil: calls answer at once
-	calls    []PeerStatsCall
-	inFlight int
-	most     int
+	callLog[PeerStatsCall]
+	mu    sync.Mutex
+	stats map[peerPart]peerStat
+	fail  map[string]error
 }
 
 type peerPart struct {
@@ -71,38 +68,12 @@ func (f *PeerStats) Fail(node string, err error) {
 	f.fail[node] = err
 }
 
-// Block holds every later call until release is called (or the call's
-// context ends: it then fails with ctx.Err()).
-func (f *PeerStats) Block() (release func()) {
-	gate := make(chan struct{})
-	f.mu.Lock()
-	f.gate = gate
-	f.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			f.mu.Lock()
-			if f.gate == gate {
-				f.gate = nil
-			}
-			f.mu.Unlock()
-			close(gate)
-		})
-	}
-}
-
 // PartitionStats answers node's stats for parts, in order.
 func (f *PeerStats) PartitionStats(ctx context.Context, node, topic string, id domain.TopicID, parts []int32) ([]ports.LogStats, error) {
-	gate := f.enter(ctx, node, topic, id, parts)
+	deadline, _ := ctx.Deadline()
+	err := f.enter(ctx, PeerStatsCall{Node: node, Topic: topic, ID: id, Parts: append([]int32(nil), parts...), Deadline: deadline})
 	defer f.leave()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -122,42 +93,4 @@ func (f *PeerStats) PartitionStats(ctx context.Context, node, topic string, id d
 		out[i] = got.st
 	}
 	return out, nil
-}
-
-// enter records the call and returns the gate it must wait for.
-func (f *PeerStats) enter(ctx context.Context, node, topic string, id domain.TopicID, parts []int32) chan struct{} {
-	deadline, _ := ctx.Deadline()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls = append(f.calls, PeerStatsCall{Node: node, Topic: topic, ID: id, Parts: append([]int32(nil), parts...), Deadline: deadline})
-	f.inFlight++
-	f.most = max(f.most, f.inFlight)
-	return f.gate
-}
-
-func (f *PeerStats) leave() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.inFlight--
-}
-
-// Calls returns the calls seen, in arrival order.
-func (f *PeerStats) Calls() []PeerStatsCall {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]PeerStatsCall(nil), f.calls...)
-}
-
-// InFlight returns the calls running now.
-func (f *PeerStats) InFlight() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.inFlight
-}
-
-// MostInFlight returns the most calls that ever ran at once.
-func (f *PeerStats) MostInFlight() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.most
 }

@@ -1,0 +1,83 @@
+package fake
+
+import (
+	"context"
+	"sync"
+)
+
+// callLog is what the remote-peer fakes share: every call recorded in
+// arrival order, the calls in flight and the most at once, and a gate
+// (Block) that holds later calls until released. Safe for concurrent use.
+type callLog[C any] struct {
+	mu       sync.Mutex
+	gate     chan struct{} // nil: calls answer at once
+	calls    []C
+	inFlight int
+	most     int
+}
+
+// Block holds every later call until release is called (or the call's
+// context ends: it then fails with ctx.Err()).
+func (l *callLog[C]) Block() (release func()) {
+	gate := make(chan struct{})
+	l.mu.Lock()
+	l.gate = gate
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			if l.gate == gate {
+				l.gate = nil
+			}
+			l.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// enter records call and waits at the gate, if one is set; it returns
+// ctx.Err() when the context ends first. Every enter is paired with leave.
+func (l *callLog[C]) enter(ctx context.Context, call C) error {
+	l.mu.Lock()
+	l.calls = append(l.calls, call)
+	l.inFlight++
+	l.most = max(l.most, l.inFlight)
+	gate := l.gate
+	l.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return ctx.Err()
+}
+
+func (l *callLog[C]) leave() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inFlight--
+}
+
+// Calls returns the calls seen, in arrival order.
+func (l *callLog[C]) Calls() []C {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]C(nil), l.calls...)
+}
+
+// InFlight returns the calls running now.
+func (l *callLog[C]) InFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inFlight
+}
+
+// MostInFlight returns the most calls that ever ran at once.
+func (l *callLog[C]) MostInFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.most
+}
