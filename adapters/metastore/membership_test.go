@@ -79,7 +79,9 @@ func growCluster(t *testing.T) []*node {
 		t.Fatal("a bootstrapped node reads as a joiner")
 	}
 	mustPropose(t, n1.store, createTopic("before-growth", 1))
-	admit := membership.NewAdmitter(n1.store, membership.DefaultMaxVoters)
+	// The leader led for a few milliseconds only; a clock 13 s ahead lets the
+	// 12 s tenure rule (tested in application/membership) pass at once.
+	admit := membership.NewAdmitter(n1.store, membership.DefaultMaxVoters, membership.WithClock(aheadClock{13 * time.Second}))
 	nodes := []*node{n1}
 	want := []membership.Status{membership.StatusPromoted, membership.StatusPromoted, membership.StatusDeferred}
 	for i, st := range want {
@@ -117,3 +119,8 @@ func admitRetrying(t *testing.T, a *membership.Admitter, j membership.Join) memb
 	})
 	return got
 }
+
+// aheadClock reads the wall clock plus a fixed lead.
+type aheadClock struct{ lead time.Duration }
+
+func (c aheadClock) Now() time.Time { return time.Now().Add(c.lead) }
