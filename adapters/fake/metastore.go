@@ -36,7 +36,8 @@ type MetaStore struct {
 	hold       bool
 	caughtUp   bool
 	leader     bool
-	ledSince   time.Time // what LeaderSince answers while leading
+	ledSince   time.Time               // what LeaderSince answers while leading
+	links      map[string][2]time.Time // RaftLink answers: failed, connected
 	barrierErr error
 	proposeErr error
 	memberErr  error
@@ -254,6 +255,24 @@ func (s *MetaStore) LeaderSince() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ledSince, s.leader && !s.closed
+}
+
+// SetRaftLink sets what RaftLink answers for raftAddr.
+func (s *MetaStore) SetRaftLink(raftAddr string, failed, connected time.Time) {
+	s.set(func() {
+		if s.links == nil {
+			s.links = map[string][2]time.Time{}
+		}
+		s.links[raftAddr] = [2]time.Time{failed, connected}
+	})
+}
+
+// RaftLink answers the SetRaftLink knob (zero times by default: no event).
+func (s *MetaStore) RaftLink(raftAddr string) (failed, connected time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.links[raftAddr]
+	return l[0], l[1]
 }
 
 // Leader reports replica 1 when this replica leads, unknown otherwise.

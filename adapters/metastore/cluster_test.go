@@ -74,6 +74,10 @@ func TestThreeNodeCluster(t *testing.T) {
 		t.Fatal("stopped node still leads")
 	}
 	checkTenure(t, next, stoppedAt, rest...)
+	waitFor(t, 20*time.Second, "the leader to see its link to the stopped node fail", func() bool {
+		failed, connected := next.store.RaftLink(old.addr)
+		return failed.After(stoppedAt) && !connected.IsZero() && connected.Before(failed)
+	})
 	mustPropose(t, rest[0].store, createTopic("while-down", 10))
 	mustPropose(t, rest[1].store, createTopic("while-down-2", 11))
 

@@ -38,7 +38,8 @@ type Host struct {
 	nh  *dragonboat.NodeHost
 	log *zap.Logger
 
-	tenures *tenures // leadership reports, per shard
+	tenures *tenures   // leadership reports, per shard
+	links   *raftLinks // transport connection reports, per peer
 
 	mu     sync.Mutex
 	stores []*Store
@@ -61,12 +62,14 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	ten := newTenures()
 	nhc := nodeHostConfig(cfg)
 	nhc.RaftEventListener = ten
+	links := newRaftLinks()
+	nhc.SystemEventListener = links
 	nh, err := dragonboat.NewNodeHost(nhc)
 	if err != nil {
 		return nil, fmt.Errorf("metastore: start node host %s at %s: %w", cfg.NodeID, cfg.RaftAddr, err)
 	}
 	log := cfg.Logger.With(zap.String("component", "metastore"), zap.String("node", cfg.NodeID))
-	return &Host{cfg: cfg, nh: nh, log: log, tenures: ten}, nil
+	return &Host{cfg: cfg, nh: nh, log: log, tenures: ten, links: links}, nil
 }
 
 func nodeHostConfig(cfg HostConfig) config.NodeHostConfig {

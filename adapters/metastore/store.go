@@ -313,6 +313,12 @@ func (s *Store) LeaderSince() (time.Time, bool) {
 	return s.host.tenures.since(s.shardID, s.replicaID)
 }
 
+// RaftLink reports when this node's Raft transport last failed to connect
+// to the peer at raftAddr and when it last connected (zero when never).
+func (s *Store) RaftLink(raftAddr string) (failed, connected time.Time) {
+	return s.host.links.get(raftAddr)
+}
+
 // Leader returns the leader's replica id as known locally.
 func (s *Store) Leader() (uint64, bool) {
 	id, _, valid, err := s.host.nh.GetLeaderID(s.shardID)

@@ -68,6 +68,9 @@ type Store interface {
 	// LeaderSince reports since when this replica has led (false while
 	// it does not lead).
 	LeaderSince() (time.Time, bool)
+	// RaftLink reports when the Raft transport last failed to connect to
+	// the peer at raftAddr and when it last connected.
+	RaftLink(raftAddr string) (failed, connected time.Time)
 	Members() ([]meta.Member, error)
 	NewestTypeApplied() meta.EntryType
 }
@@ -174,6 +177,13 @@ func (a *Admitter) checkRelease(j Join) error {
 	return nil
 }
 
+// linkFailing reports whether a connection failure to raftAddr counts: it
+// happened within the window and no connection succeeded after it.
+func (a *Admitter) linkFailing(raftAddr string) bool {
+	failed, connected := a.store.RaftLink(raftAddr)
+	return !failed.IsZero() && a.now().Sub(failed) < promotionLinkFailureWindow && !connected.After(failed)
+}
+
 // promote makes the staged node j a voter, or says why not yet.
 func (a *Admitter) promote(ctx context.Context, j Join, id uint64, voters int) (Decision, error) {
 	if voters >= a.maxVoters {
@@ -181,6 +191,9 @@ func (a *Admitter) promote(ctx context.Context, j Join, id uint64, voters int) (
 	}
 	if since, ok := a.store.LeaderSince(); !ok || a.now().Sub(since) < promotionLeaderTenureMin {
 		return deferred("the leader has led for less than %s", promotionLeaderTenureMin), nil
+	}
+	if a.linkFailing(j.RaftAddr) {
+		return deferred("the leader's Raft connection to %s failed within %s", j.RaftAddr, promotionLinkFailureWindow), nil
 	}
 	if why, err := a.memberBlocks(j.NodeID); err != nil || why != "" {
 		return Decision{Status: StatusDeferred, Reason: why}, err

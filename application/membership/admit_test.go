@@ -312,3 +312,45 @@ func TestAdmitPromotesOnlyAfterTheLeaderLed12s(t *testing.T) {
 		t.Fatalf("after 12 s of leadership: %+v, %v", got, err)
 	}
 }
+
+// Ensure that a staged node whose Raft connection from the leader failed in
+// the last 12 s is not promoted, unless a connection succeeded since
+// (internals §9.3: heartbeats to the joiner must not be failing).
+func TestAdmitDefersWhileTheLinkToTheJoinerFails(t *testing.T) {
+	t.Parallel()
+	s := seeded(t)
+	clock := fake.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	a := membership.NewAdmitter(s, membership.DefaultMaxVoters, membership.WithClock(clock))
+	ctx := context.Background()
+	register(t, s, memberJoin(2))
+	j := join(2)
+	if got, err := a.Admit(ctx, j); err != nil || got.Status != membership.StatusStaged {
+		t.Fatalf("first join: %+v, %v", got, err)
+	}
+	s.SetRaftLink(j.RaftAddr, clock.Now().Add(-11*time.Second), clock.Now().Add(-20*time.Second))
+	if got, _ := a.Admit(ctx, j); got.Status != membership.StatusDeferred || !strings.Contains(got.Reason, "Raft connection") {
+		t.Fatalf("a failure 11 s ago: %+v", got)
+	}
+	s.SetRaftLink(j.RaftAddr, clock.Now().Add(-11*time.Second), clock.Now().Add(-time.Second))
+	if got, err := a.Admit(ctx, j); err != nil || got.Status != membership.StatusPromoted {
+		t.Fatalf("a success after the failure: %+v, %v", got, err)
+	}
+}
+
+// Ensure that a failure older than 12 s no longer blocks a promotion.
+func TestAdmitForgetsAnOldLinkFailure(t *testing.T) {
+	t.Parallel()
+	s := seeded(t)
+	clock := fake.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	a := membership.NewAdmitter(s, membership.DefaultMaxVoters, membership.WithClock(clock))
+	ctx := context.Background()
+	register(t, s, memberJoin(2))
+	j := join(2)
+	if _, err := a.Admit(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	s.SetRaftLink(j.RaftAddr, clock.Now().Add(-12*time.Second), time.Time{})
+	if got, err := a.Admit(ctx, j); err != nil || got.Status != membership.StatusPromoted {
+		t.Fatalf("a failure 12 s ago: %+v, %v", got, err)
+	}
+}

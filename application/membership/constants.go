@@ -13,6 +13,10 @@ const (
 // fails only after the Raft transport's 10 s dial timeout).
 const promotionLeaderTenureMin = 12 * time.Second
 
+// promotionLinkFailureWindow: a failed Raft connection to a joiner blocks its
+// promotion this long, unless a later connection succeeded (internals §9.3).
+const promotionLinkFailureWindow = 12 * time.Second
+
 // Join loop (internals §9.3, §10.3 "join every 2 s").
 const (
 	// joinRetryInterval paces the join loop's attempts.
