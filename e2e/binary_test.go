@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	// The binary under test is built by TestMain with `go build`, which the
+	// test cache cannot see; linking the server's packages into the test
+	// binary makes any change to them invalidate a cached e2e result.
+	_ "github.com/narad/narad/bootstrap"
 )
 
 // naradBin is the binary built once for the whole test run.
