@@ -2,8 +2,10 @@ package metastore
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lni/dragonboat/v4/logger"
 	"go.uber.org/zap"
@@ -32,6 +34,27 @@ type zapRaftLogger struct {
 	level int32 // logger.LogLevel; higher is more verbose
 }
 
+// Without a leader, dragonboat warns once per waiting proposal or read
+// every few ticks (about every 50 ms per write while a write waits out its
+// 5 s budget). One such warning per leaderlessWarnEvery is kept at warn
+// level; the repeats go to debug.
+const leaderlessWarnEvery = 5 * time.Second
+
+var lastLeaderlessWarn atomic.Int64 // unix nanoseconds
+
+// leaderlessRepeat reports whether msg is a "dropped ..., no leader"
+// warning that one logged within leaderlessWarnEvery already covers.
+func leaderlessRepeat(msg string, now time.Time) bool {
+	if !strings.Contains(msg, ", no leader") || !strings.Contains(msg, "dropped ") {
+		return false
+	}
+	last := lastLeaderlessWarn.Load()
+	if last != 0 && now.UnixNano()-last < int64(leaderlessWarnEvery) {
+		return true
+	}
+	return !lastLeaderlessWarn.CompareAndSwap(last, now.UnixNano())
+}
+
 func (l *zapRaftLogger) SetLevel(level logger.LogLevel) { atomic.StoreInt32(&l.level, int32(level)) }
 
 func (l *zapRaftLogger) enabled(level logger.LogLevel) bool {
@@ -53,9 +76,15 @@ func (l *zapRaftLogger) Infof(format string, args ...any) {
 }
 
 func (l *zapRaftLogger) Warningf(format string, args ...any) {
-	if l.enabled(logger.WARNING) {
-		l.z().Warn(fmt.Sprintf(format, args...))
+	if !l.enabled(logger.WARNING) {
+		return
 	}
+	msg := fmt.Sprintf(format, args...)
+	if leaderlessRepeat(msg, time.Now()) {
+		l.z().Debug(msg)
+		return
+	}
+	l.z().Warn(msg)
 }
 
 func (l *zapRaftLogger) Errorf(format string, args ...any) {
