@@ -2,7 +2,6 @@ package topics
 
 import (
 	"context"
-	"sync"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -38,7 +37,7 @@ type ChildLag struct {
 // lag is its high watermark minus the cursor's next offset (never below
 // 0), read by the partition's owner: this node's own partitions locally,
 // other live owners' over the peer port, one call per owner, at most
-// childrenOwnersInFlight at once, each within childrenOwnerTimeout (and
+// ownersAskedInFlight at once, each within ownerAnswerTimeout (and
 // ctx). A child's lag is complete only when every parent partition
 // reported: an owner that is dead, unknown, unreachable, slow or refusing,
 // and a cursor that has not anchored at the child's current epoch, leave
@@ -157,38 +156,35 @@ func (s *Service) childLags(ctx context.Context, t meta.Topic, children []ports.
 }
 
 // askLagOwners asks every owner of asks for its partitions' cursors: the
-// others concurrently (at most childrenOwnersInFlight at once), then this
-// node through its local reader while they answer. answers[k] is
-// asks.owners[k]'s answer, nil when it gave none; each call writes only
-// its own.
+// others over node RPC (askOwners bounds them), and this node through its
+// local reader while they answer. answers[k] is asks.owners[k]'s answer,
+// nil when it gave none; each call writes only its own.
 func (s *Service) askLagOwners(ctx context.Context, t meta.Topic, asks ownerAsks, children []ports.ChildEpoch) [][]ports.CursorLag {
 	answers := make([][]ports.CursorLag, len(asks.owners))
-	slots := make(chan struct{}, childrenOwnersInFlight)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	local := -1
+	var remote []string
+	var at []int // remote[i] is asks.owners[at[i]]
 	for k, owner := range asks.owners {
-		switch {
-		case owner == s.self:
+		if owner == s.self {
 			local = k
 			continue
-		case s.peerLag == nil:
-			continue
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return answers // the rest give no answer
-		}
-		parts := asIndexes(asks.entries[owner])
-		wg.Go(func() {
-			defer func() { <-slots }()
-			answers[k] = s.remoteLag(ctx, t, owner, parts, children)
-		})
+		remote, at = append(remote, owner), append(at, k)
 	}
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		if s.peerLag == nil {
+			return
+		}
+		askOwners(ctx, remote, func(ctx context.Context, i int, owner string) {
+			answers[at[i]] = s.remoteLag(ctx, t, owner, asIndexes(asks.entries[owner]), children)
+		})
+	}()
 	if local >= 0 {
 		answers[local] = s.localLag(ctx, t, asIndexes(asks.entries[s.self]), children)
 	}
+	<-asked
 	return answers
 }
 
@@ -204,8 +200,6 @@ func (s *Service) localLag(ctx context.Context, t meta.Topic, parts []int32, chi
 }
 
 func (s *Service) remoteLag(ctx context.Context, t meta.Topic, owner string, parts []int32, children []ports.ChildEpoch) []ports.CursorLag {
-	ctx, cancel := context.WithTimeout(ctx, childrenOwnerTimeout)
-	defer cancel()
 	got, err := s.peerLag.FanoutLag(ctx, owner, t.Name, domain.TopicID(t.ID), parts, children)
 	if err != nil {
 		return nil

@@ -51,23 +51,11 @@ var schemaAnnotations = map[string]bool{
 	"default": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 }
 
-// Describe's remote statistics (api.md §2.7; internals.md §6.6, §10.4).
+// Asking other owners, for describe's statistics and the children
+// listing's lag (api.md §2.7, §2.11; internals.md §6.6: 16 concurrent).
 const (
-	// describeOwnerTimeout is how long describe waits for one owner's
-	// answer ("gives each owner 2 seconds").
-	describeOwnerTimeout = 2 * time.Second
-	// describeOwnersInFlight bounds the owners asked at once (describe
-	// stats fan-out: 16 concurrent).
-	describeOwnersInFlight = 16
-)
-
-// Children listing's lag (api.md §2.11; internals.md §6.6: the listing asks
-// other owners like describe does).
-const (
-	// childrenOwnerTimeout is how long the listing waits for one owner's
-	// cursor positions (describe's per-owner budget).
-	childrenOwnerTimeout = 2 * time.Second
-	// childrenOwnersInFlight bounds the owners asked at once (16, as for
-	// describe's statistics).
-	childrenOwnersInFlight = 16
+	// ownerAnswerTimeout is how long one owner's answer is waited for.
+	ownerAnswerTimeout = 2 * time.Second
+	// ownersAskedInFlight bounds the owners asked at once.
+	ownersAskedInFlight = 16
 )

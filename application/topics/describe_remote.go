@@ -32,30 +32,37 @@ func (s *Service) askable(st PartitionStats) bool {
 		st.OwnerNode != "" && st.OwnerNode != s.self
 }
 
-// fetchRemote asks each owner of asks once for all its partitions' stats,
-// at most describeOwnersInFlight owners at once, each within
-// describeOwnerTimeout (and ctx). An owner that answers turns its entries
-// into "ok" ones; any failure (no answer in time, a transport error, a
-// refusal such as a moved partition or another incarnation on the owner)
-// leaves them "unreachable" placeholders. Each call writes only its own
-// owner's entries of out.
+// fetchRemote asks each owner of asks once for all its partitions' stats
+// (askOwners bounds them). An owner that answers turns its entries into
+// "ok" ones; any failure (no answer in time, a transport error, a refusal
+// such as a moved partition or another incarnation on the owner) leaves
+// them "unreachable" placeholders. Each call writes only its own owner's
+// entries of out.
 func (s *Service) fetchRemote(ctx context.Context, t meta.Topic, asks ownerAsks, out []PartitionStats) {
-	if len(asks.owners) == 0 {
-		return
-	}
-	slots := make(chan struct{}, describeOwnersInFlight)
+	askOwners(ctx, asks.owners, func(ctx context.Context, _ int, owner string) {
+		s.askOwner(ctx, t, owner, asks.entries[owner], out)
+	})
+}
+
+// askOwners runs ask for every owner (k its index in owners), at most
+// ownersAskedInFlight at once, each within ownerAnswerTimeout and ctx, and
+// returns once every ask returned. Owners still waiting for a slot when ctx
+// ends are not asked.
+func askOwners(ctx context.Context, owners []string, ask func(ctx context.Context, k int, owner string)) {
+	slots := make(chan struct{}, ownersAskedInFlight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, owner := range asks.owners {
+	for k, owner := range owners {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
-			return // the rest stay placeholders
+			return
 		}
-		entries := asks.entries[owner]
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.askOwner(ctx, t, owner, entries, out)
+			ctx, cancel := context.WithTimeout(ctx, ownerAnswerTimeout)
+			defer cancel()
+			ask(ctx, k, owner)
 		})
 	}
 }
@@ -63,8 +70,6 @@ func (s *Service) fetchRemote(ctx context.Context, t meta.Topic, asks ownerAsks,
 // askOwner asks owner for the partitions of entries and fills them in when
 // it answers.
 func (s *Service) askOwner(ctx context.Context, t meta.Topic, owner string, entries []int, out []PartitionStats) {
-	ctx, cancel := context.WithTimeout(ctx, describeOwnerTimeout)
-	defer cancel()
 	parts := make([]int32, len(entries))
 	for i, e := range entries {
 		parts[i] = out[e].Index
