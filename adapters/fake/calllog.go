@@ -6,10 +6,12 @@ import (
 )
 
 // callLog is what the remote-peer fakes share: every call recorded in
-// arrival order, the calls in flight and the most at once, and a gate
-// (Block) that holds later calls until released. Safe for concurrent use.
+// arrival order, the calls in flight and the most at once, a gate (Block)
+// that holds later calls until released, and per-node failures (Fail).
+// Safe for concurrent use.
 type callLog[C any] struct {
 	mu       sync.Mutex
+	fail     map[string]error
 	gate     chan struct{} // nil: calls answer at once
 	calls    []C
 	inFlight int
@@ -34,6 +36,27 @@ func (l *callLog[C]) Block() (release func()) {
 			close(gate)
 		})
 	}
+}
+
+// Fail makes every later call to node fail with err (ErrFakePeerFailure
+// when nil, a transport failure).
+func (l *callLog[C]) Fail(node string, err error) {
+	if err == nil {
+		err = ErrFakePeerFailure
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail == nil {
+		l.fail = map[string]error{}
+	}
+	l.fail[node] = err
+}
+
+// failure is the error Fail set for node, nil when none.
+func (l *callLog[C]) failure(node string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fail[node]
 }
 
 // enter records call and waits at the gate, if one is set; it returns

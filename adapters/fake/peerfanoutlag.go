@@ -35,7 +35,6 @@ type PeerFanoutLag struct {
 	mu      sync.Mutex
 	owned   map[peerPart]ownedPart
 	cursors map[lagCursor]ports.FanoutCursor
-	fail    map[string]error
 }
 
 type ownedPart struct {
@@ -50,7 +49,7 @@ type lagCursor struct {
 
 // NewPeerFanoutLag returns a PeerFanoutLag whose nodes own nothing.
 func NewPeerFanoutLag() *PeerFanoutLag {
-	return &PeerFanoutLag{owned: map[peerPart]ownedPart{}, cursors: map[lagCursor]ports.FanoutCursor{}, fail: map[string]error{}}
+	return &PeerFanoutLag{owned: map[peerPart]ownedPart{}, cursors: map[lagCursor]ports.FanoutCursor{}}
 }
 
 // Own makes node the owner of ref (its topic, incarnation and partition),
@@ -68,17 +67,6 @@ func (f *PeerFanoutLag) Cursor(node string, ref domain.PartitionRef, child strin
 	f.cursors[lagCursor{peerPart{node, ref.Topic, ref.Partition}, child}] = c
 }
 
-// Fail makes every later call to node fail with err (ErrFakePeerFailure
-// when nil, a transport failure).
-func (f *PeerFanoutLag) Fail(node string, err error) {
-	if err == nil {
-		err = ErrFakePeerFailure
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fail[node] = err
-}
-
 // FanoutLag answers node's cursors in ports.PeerFanoutLag's order.
 func (f *PeerFanoutLag) FanoutLag(ctx context.Context, node, parent string, parentID domain.TopicID, parts []int32, children []ports.ChildEpoch) ([]ports.CursorLag, error) {
 	deadline, _ := ctx.Deadline()
@@ -88,11 +76,11 @@ func (f *PeerFanoutLag) FanoutLag(ctx context.Context, node, parent string, pare
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.fail[node]; err != nil {
+	if err := f.failure(node); err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	out := make([]ports.CursorLag, len(parts)*len(children))
 	for i, p := range parts {
 		pp := peerPart{node, parent, p}

@@ -32,7 +32,6 @@ type PeerStats struct {
 	callLog[PeerStatsCall]
 	mu    sync.Mutex
 	stats map[peerPart]peerStat
-	fail  map[string]error
 }
 
 type peerPart struct {
@@ -47,7 +46,7 @@ type peerStat struct {
 
 // NewPeerStats returns a PeerStats whose nodes own nothing.
 func NewPeerStats() *PeerStats {
-	return &PeerStats{stats: map[peerPart]peerStat{}, fail: map[string]error{}}
+	return &PeerStats{stats: map[peerPart]peerStat{}}
 }
 
 // Set makes node answer st for ref (its topic, incarnation and partition).
@@ -55,17 +54,6 @@ func (f *PeerStats) Set(node string, ref domain.PartitionRef, st ports.LogStats)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stats[peerPart{node, ref.Topic, ref.Partition}] = peerStat{ref.TopicID, st}
-}
-
-// Fail makes every later call to node fail with err (ErrFakePeerFailure
-// when nil, a transport failure).
-func (f *PeerStats) Fail(node string, err error) {
-	if err == nil {
-		err = ErrFakePeerFailure
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fail[node] = err
 }
 
 // PartitionStats answers node's stats for parts, in order.
@@ -76,11 +64,11 @@ func (f *PeerStats) PartitionStats(ctx context.Context, node, topic string, id d
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.fail[node]; err != nil {
+	if err := f.failure(node); err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	out := make([]ports.LogStats, len(parts))
 	for i, p := range parts {
 		got, ok := f.stats[peerPart{node, topic, p}]
