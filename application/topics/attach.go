@@ -55,11 +55,11 @@ func checkAttachFields(req AttachRequest) error {
 // point and proposes the link checking both incarnations. It reports done
 // on success and false, nil when an incarnation changed meanwhile.
 func (s *Service) attachOnce(ctx context.Context, req AttachRequest) (bool, error) {
-	parent, err := s.readParent(ctx, req.Parent)
+	parent, err := s.readCaughtUp(ctx, req.Parent)
 	if err != nil {
 		return false, err
 	}
-	child, err := s.readParent(ctx, req.Child)
+	child, err := s.readCaughtUp(ctx, req.Child)
 	if err != nil {
 		return false, err
 	}
@@ -119,11 +119,11 @@ func (s *Service) Detach(ctx context.Context, parentName, childName string) erro
 	unlock := s.names.lock(childName)
 	defer unlock()
 	for range casAttempts {
-		parent, err := s.readParent(ctx, parentName)
+		parent, err := s.readCaughtUp(ctx, parentName)
 		if err != nil {
 			return err
 		}
-		child, err := s.readParent(ctx, childName)
+		child, err := s.readCaughtUp(ctx, childName)
 		if err != nil {
 			return err
 		}

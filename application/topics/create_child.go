@@ -17,7 +17,7 @@ import (
 // domain.ErrTopicChanged.
 func (s *Service) proposeChild(ctx context.Context, req CreateRequest, ev *meta.CreateTopicWith) error {
 	for range casAttempts {
-		parent, err := s.readParent(ctx, req.Parent)
+		parent, err := s.readCaughtUp(ctx, req.Parent)
 		if err != nil {
 			return err
 		}
@@ -52,16 +52,17 @@ func (s *Service) proposeChild(ctx context.Context, req CreateRequest, ev *meta.
 	return domain.ErrTopicChanged
 }
 
-// readParent reads the parent, asking the leader to catch this replica up
-// before answering that it does not exist.
-func (s *Service) readParent(ctx context.Context, name string) (meta.Topic, error) {
+// readCaughtUp reads a topic, asking the leader to catch this replica up
+// before answering that it does not exist (a parent or child named by a
+// link request may have been created on another node a moment ago).
+func (s *Service) readCaughtUp(ctx context.Context, name string) (meta.Topic, error) {
 	t, err := s.readTopic(name)
 	if !errors.Is(err, domain.ErrTopicNotFound) {
 		return t, err
 	}
 	if berr := s.store.Barrier(ctx); berr != nil {
 		return meta.Topic{}, domain.Refuse(domain.ErrUnavailable,
-			"control plane temporarily unavailable: could not confirm parent "+name+" with the leader: "+berr.Error())
+			"control plane temporarily unavailable: could not confirm topic "+name+" with the leader: "+berr.Error())
 	}
 	return s.readTopic(name)
 }
