@@ -35,7 +35,7 @@ type CommitterDeps struct {
 // concurrent use.
 type Committer struct {
 	store   Store
-	logs    ports.PartitionWriter
+	comb    *combiner
 	latch   *leaderconfirm.Latch
 	clock   ports.Clock
 	metrics ports.Metrics
@@ -59,7 +59,7 @@ func NewCommitter(d CommitterDeps) *Committer {
 	case d.Self == "":
 		panic("produce: empty node id")
 	}
-	return &Committer{store: d.Store, logs: d.Logs, latch: d.Latch, clock: d.Clock, metrics: d.Metrics, self: d.Self}
+	return &Committer{store: d.Store, comb: newCombiner(d.Logs), latch: d.Latch, clock: d.Clock, metrics: d.Metrics, self: d.Self}
 }
 
 // CommitBatch commits req durably on this node and returns the offset of
@@ -70,6 +70,7 @@ func NewCommitter(d CommitterDeps) *Committer {
 // partition (domain.ErrNotOwner). A batch without an id commits into the
 // live incarnation by name. Commit errors are the partition log's; a failed
 // commit leaves nothing behind, so the caller retries the same batch.
+// Batches that reach one partition together share one fsync (combiner.go).
 func (c *Committer) CommitBatch(ctx context.Context, req ports.CommitRequest) (int64, error) {
 	if len(req.Records) == 0 {
 		return 0, fmt.Errorf("produce: empty commit to %s/%d: %w", req.Topic, req.Partition, domain.ErrInvalidRecord)
@@ -85,7 +86,7 @@ func (c *Committer) CommitBatch(ctx context.Context, req ports.CommitRequest) (i
 		return 0, err
 	}
 	recs := c.stamp(req.Records)
-	first, err := c.logs.CommitDurable(ctx, ref, recs)
+	first, err := c.comb.commit(ctx, ref, recs)
 	if err != nil {
 		return 0, fmt.Errorf("produce: commit %d records to %s: %w", len(recs), ref, err)
 	}

@@ -1,0 +1,136 @@
+package produce
+
+import (
+	"context"
+	"sync"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// combiner merges the batches that reach one partition at the same time
+// into one durable commit (internals.md §3.8): with no cycle running, the
+// arriving batch leads one; it takes every batch queued so far, appends
+// them as one run with one CommitDurable (one fsync), and each batch gets
+// its own contiguous offsets, or the shared error. Batches arriving during
+// a cycle wait, and the oldest of them leads the next. A batch whose caller
+// gave up before its cycle started is left out and answers its context's
+// error: appending it would only make a duplicate of its retry.
+//
+// On a three-node cluster every partition receives commits from three
+// dispatchers and the fan-out; without the combiner each paid its own
+// fsync behind the partition's produce lock.
+type combiner struct {
+	logs ports.PartitionWriter
+
+	mu    sync.Mutex
+	parts map[domain.PartitionRef]*combineQueue
+}
+
+// combineQueue is one partition's waiting batches and whether a cycle runs.
+type combineQueue struct {
+	running bool
+	waiting []*combineBatch
+}
+
+// combineBatch is one caller's batch and, once answered, its outcome.
+type combineBatch struct {
+	ctx  context.Context
+	recs []domain.Record
+	// lead is closed when this batch is handed the next cycle; done when it
+	// has its outcome.
+	lead, done chan struct{}
+	first      int64
+	err        error
+}
+
+func newCombiner(logs ports.PartitionWriter) *combiner {
+	return &combiner{logs: logs, parts: make(map[domain.PartitionRef]*combineQueue)}
+}
+
+// commit commits recs to ref, sharing the fsync with whatever batches
+// reached ref meanwhile, and returns the offset of recs[0].
+func (c *combiner) commit(ctx context.Context, ref domain.PartitionRef, recs []domain.Record) (int64, error) {
+	b := &combineBatch{ctx: ctx, recs: recs, lead: make(chan struct{}), done: make(chan struct{})}
+	if c.enqueue(ref, b) {
+		c.cycle(ref)
+	} else {
+		select {
+		case <-b.done:
+		case <-b.lead:
+			c.cycle(ref)
+		}
+	}
+	<-b.done
+	return b.first, b.err
+}
+
+// enqueue queues b on ref and says whether b leads a cycle at once.
+func (c *combiner) enqueue(ref domain.PartitionRef, b *combineBatch) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.parts[ref]
+	if q == nil {
+		q = &combineQueue{}
+		c.parts[ref] = q
+	}
+	q.waiting = append(q.waiting, b)
+	if q.running {
+		return false
+	}
+	q.running = true
+	return true
+}
+
+// cycle commits every batch queued on ref, then hands the next cycle to the
+// oldest batch that queued meanwhile, or ends.
+func (c *combiner) cycle(ref domain.PartitionRef) {
+	c.mu.Lock()
+	q := c.parts[ref]
+	batches := q.waiting
+	q.waiting = nil
+	c.mu.Unlock()
+
+	c.commitAll(ref, batches)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.running = false
+		delete(c.parts, ref)
+		return
+	}
+	close(q.waiting[0].lead)
+}
+
+// commitAll appends the live batches as one run and answers each.
+func (c *combiner) commitAll(ref domain.PartitionRef, batches []*combineBatch) {
+	live := batches[:0:0]
+	total := 0
+	for _, b := range batches {
+		if err := b.ctx.Err(); err != nil {
+			b.err = err
+			close(b.done)
+			continue
+		}
+		live = append(live, b)
+		total += len(b.recs)
+	}
+	if len(live) == 0 {
+		return
+	}
+	run := live[0].recs
+	if len(live) > 1 {
+		run = make([]domain.Record, 0, total)
+		for _, b := range live {
+			run = append(run, b.recs...)
+		}
+	}
+	// The run is every caller's: no one caller's cancellation stops it.
+	first, err := c.logs.CommitDurable(context.WithoutCancel(live[0].ctx), ref, run)
+	for _, b := range live {
+		b.first, b.err = first, err
+		first += int64(len(b.recs))
+		close(b.done)
+	}
+}
