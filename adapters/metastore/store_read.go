@@ -60,9 +60,17 @@ func (s *Store) Schemas(topic string) ([]meta.SchemaVersion, error) {
 // Links reads every fan-out link.
 func (s *Store) Links() ([]meta.Link, error) { return readMany(s, meta.Links) }
 
-// Assignments reads a topic's rows.
+// Assignments reads a topic's rows (cached until the next applied entry).
 func (s *Store) Assignments(topic string) ([]meta.Assignment, error) {
-	return readMany(s, func(r meta.KVReader) ([]meta.Assignment, error) { return meta.Assignments(r, topic) })
+	index := s.sm.applied.Load()
+	if rows, ok := s.views.topicAssignments(index, topic); ok {
+		return rows, nil
+	}
+	rows, err := readMany(s, func(r meta.KVReader) ([]meta.Assignment, error) { return meta.Assignments(r, topic) })
+	if err == nil {
+		s.views.putTopicAssignments(index, topic, rows)
+	}
+	return rows, err
 }
 
 // Assignment reads one row (cached until the next applied entry).

@@ -18,7 +18,10 @@ type viewCache struct {
 	index       uint64
 	topics      map[string]cachedTopic
 	assignments map[assignKey]cachedAssignment
-	members     []meta.Member // nil: not cached at this index
+	// topicRows are whole topics' assignment lists (every consume lists
+	// its topic's partitions to find the local ones).
+	topicRows map[string][]meta.Assignment
+	members   []meta.Member // nil: not cached at this index
 }
 
 type assignKey struct {
@@ -42,6 +45,7 @@ func (c *viewCache) at(index uint64) {
 		c.index = index
 		c.topics = map[string]cachedTopic{}
 		c.assignments = map[assignKey]cachedAssignment{}
+		c.topicRows = map[string][]meta.Assignment{}
 		c.members = nil
 	}
 }
@@ -101,6 +105,26 @@ func (c *viewCache) putAssignment(index uint64, k assignKey, v cachedAssignment)
 	defer c.mu.Unlock()
 	if c.index == index && c.assignments != nil {
 		c.assignments[k] = v
+	}
+}
+
+// topicAssignments returns a copy of topic's cached assignment list, if any.
+func (c *viewCache) topicAssignments(index uint64, topic string) ([]meta.Assignment, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at(index)
+	rows, ok := c.topicRows[topic]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(rows), true
+}
+
+func (c *viewCache) putTopicAssignments(index uint64, topic string, rows []meta.Assignment) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index == index && c.topicRows != nil {
+		c.topicRows[topic] = slices.Clone(rows)
 	}
 }
 

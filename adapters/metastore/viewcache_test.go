@@ -60,3 +60,28 @@ func TestViewCacheMembers(t *testing.T) {
 		t.Fatal("a read that raced an apply was stored")
 	}
 }
+
+// ensure that a topic's assignment list is cached per applied index, a read
+// that raced an apply is not stored, and callers own their copy.
+func TestViewCacheTopicAssignments(t *testing.T) {
+	var c viewCache
+	if _, ok := c.topicAssignments(7, "t"); ok {
+		t.Fatal("empty cache hit")
+	}
+	c.putTopicAssignments(7, "t", []meta.Assignment{{Topic: "t", Partition: 0, Owner: "n1"}})
+	rows, ok := c.topicAssignments(7, "t")
+	if !ok || len(rows) != 1 || rows[0].Owner != "n1" {
+		t.Fatalf("miss: %v %v", rows, ok)
+	}
+	rows[0].Owner = "mutated"
+	if again, _ := c.topicAssignments(7, "t"); again[0].Owner != "n1" {
+		t.Fatal("a caller's change reached the cache")
+	}
+	if _, ok := c.topicAssignments(8, "t"); ok {
+		t.Fatal("the rows of index 7 served at index 8")
+	}
+	c.putTopicAssignments(7, "t", []meta.Assignment{{Owner: "stale"}})
+	if _, ok := c.topicAssignments(8, "t"); ok {
+		t.Fatal("a read that raced an apply was stored")
+	}
+}
