@@ -84,7 +84,7 @@ func TestSettleSingleForwarding(t *testing.T) {
 	t.Parallel()
 	o := startOwner(t)
 	gone := domain.ReceiptHandle{Partition: 1, Offset: 5, Nonce: 7}
-	o.service.settleErr = map[domain.ReceiptHandle]error{gone: fmt.Errorf("consume: t/1: %w", domain.ErrLeaseGone)}
+	o.service.setSettleErr(map[domain.ReceiptHandle]error{gone: fmt.Errorf("consume: t/1: %w", domain.ErrLeaseGone)})
 	p := callerFor(t, o)
 	live := domain.ReceiptHandle{Partition: 1, Offset: 4, Nonce: 3}
 	for op, want := range map[ports.SettleOp]consume.Op{ports.SettleAck: consume.OpAck, ports.SettleExtend: consume.OpExtend, ports.SettleNack: consume.OpNack} {
@@ -119,7 +119,7 @@ func TestSettleBatchForwarding(t *testing.T) {
 	for i := range hs {
 		hs[i] = domain.ReceiptHandle{Partition: int32(i % 3), Offset: int64(i), Nonce: uint64(i + 1)}
 	}
-	o.service.settleErr = map[domain.ReceiptHandle]error{hs[5]: domain.ErrLeaseGone, hs[66]: domain.ErrNotOwner}
+	o.service.setSettleErr(map[domain.ReceiptHandle]error{hs[5]: domain.ErrLeaseGone, hs[66]: domain.ErrNotOwner})
 	p := callerFor(t, o)
 	errs, err := p.SettleRemote(context.Background(), "owner", "t", hs, ports.SettleExtend)
 	if err != nil || len(errs) != len(hs) {
@@ -162,7 +162,7 @@ func TestAckBatchMixedModesAppliedInOrder(t *testing.T) {
 	o := startOwner(t)
 	p := callerFor(t, o)
 	h := func(n uint64) domain.ReceiptHandle { return domain.ReceiptHandle{Offset: int64(n), Nonce: n} }
-	o.service.settleErr = map[domain.ReceiptHandle]error{h(3): domain.ErrLeaseGone}
+	o.service.setSettleErr(map[domain.ReceiptHandle]error{h(3): domain.ErrLeaseGone})
 	items := []ackItem{{ports.SettleAck, h(1)}, {ports.SettleAck, h(2)}, {ports.SettleNack, h(3)}, {ports.SettleAck, h(4)}}
 	body, err := p.call(context.Background(), "owner", OpAckBatch, appendAckBatch(nil, "t", items))
 	if err != nil {
