@@ -419,3 +419,49 @@ func TestAckBatchGivenUpWhileWaitingForSlotIsNotApplied(t *testing.T) {
 		t.Fatalf("owner ran %d handlers and applied batches %+v, want only the later one", g.entered.Load(), batches)
 	}
 }
+
+// ensure that a queue of one leaves as its single op when a slot frees,
+// and that a batch carries one topic: the queue's head and the records of
+// its topic behind it leave together, another topic's record on the next
+// freed slot (internals.md §5.9; the AckBatch frame names one topic).
+func TestAckLaneQueueOfOneAndTopicsApart(t *testing.T) {
+	t.Parallel()
+	g := newGatedSettler()
+	obs := &recordingObserver{}
+	p := ackCaller(t, ackOwner(t, g, false), obs, withAckWindow(1))
+	on := func(topic string, n int) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.SettleRemote(context.Background(), "owner", topic, []domain.ReceiptHandle{handle(n)}, ports.SettleAck)
+			done <- err
+		}()
+		return done
+	}
+	outs := []<-chan error{on("a", 0)}
+	waitFor(t, "the window full", func() bool { return g.entered.Load() == 1 })
+	outs = append(outs, on("a", 1))
+	waitFor(t, "one queued", func() bool { return p.acks.queued("owner") == 1 })
+	g.release(1)
+	waitFor(t, "the queue of one sent", func() bool { return g.entered.Load() == 2 })
+	for i, topic := range []string{"a", "b", "a"} {
+		outs = append(outs, on(topic, 2+i))
+		waitFor(t, "queued in order", func() bool { return p.acks.queued("owner") == i+1 })
+	}
+	g.release(3)
+	for _, out := range outs {
+		if err := <-out; err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, settles, batches := g.calls()
+	want := []settleCall{{"a", handle(0), consume.OpAck}, {"a", handle(1), consume.OpAck}, {"b", handle(3), consume.OpAck}}
+	if !slices.Equal(settles, want) {
+		t.Fatalf("single ops %+v, want %+v", settles, want)
+	}
+	if len(batches) != 1 || batches[0].topic != "a" || !slices.Equal(batches[0].hs, []domain.ReceiptHandle{handle(2), handle(4)}) {
+		t.Fatalf("batches %+v, want one of topic a with handles 2 and 4", batches)
+	}
+	if calls := obs.take(); count(calls, rpcCall{"ack", OutcomeOK}) != 3 || count(calls, rpcCall{"ack_batch", OutcomeOK}) != 1 {
+		t.Fatalf("observed %v", calls)
+	}
+}
