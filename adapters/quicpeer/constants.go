@@ -135,6 +135,17 @@ const (
 	forwardWaitGrace = 2 * time.Second
 )
 
+// The ack lane (internals.md §5.9, §5.11, §10.3).
+const (
+	// ackWindowMin and ackWindowPerProc: per owner, at most
+	// max(128, 8 × GOMAXPROCS) ack RPCs in flight; more acks queue.
+	ackWindowMin     = 128
+	ackWindowPerProc = 8
+	// legacyPeerMemory is how long an owner that refused AckBatch as an
+	// unknown op (an older release) gets single ops only.
+	legacyPeerMemory = 2 * time.Minute
+)
+
 // TopicPartitionStats (op 8) payloads, internals.md §6.6. Part of the wire
 // format: a decoder refuses a count above it before allocating.
 const (

@@ -28,6 +28,32 @@
 // error the owner's use case returned. Decoders refuse truncation, trailing
 // bytes and any count a payload cannot hold before allocating for it.
 //
+// # The ack lane
+//
+// Forwarded acks, extends and nacks (SettleRemote) ride one lane per owner
+// (acklane.go, internals.md §5.9): at most max(128, 8 × GOMAXPROCS) ack RPCs
+// in flight to that owner. Below the window a record leaves at once, one
+// handle as its single op (3, 18, 19) and a caller's group as one AckBatch
+// (32) of up to 64; when the window is full records queue, and each freed
+// slot sends the queue's head as one RPC: up to 64 records of one topic
+// (the AckBatch frame names one topic; modes may mix), or a single op when
+// only one is left. The caller's 2 s budget covers the queueing too; a
+// record whose caller gave up while queued is dropped unsent (answered
+// domain.ErrNotSent), and an RPC whose callers all gave up is cancelled.
+// An owner that answers AckBatch with "unsupported rpc operation" (an
+// older release, §10.3) gets that batch's records back at the queue's
+// front as single ops, and single ops only for 2 min (legacyPeerMemory).
+//
+// The lane lives here, not in application/consume, because everything it
+// decides is about the wire: which op numbers go out, the 64-record frame,
+// the in-flight RPC window, and an unknown-op refusal only this transport
+// can see. The port keeps its per-handle contract (ports.PeerForwarder
+// SettleRemote: one outcome per handle, each exactly what its single op
+// would answer), so the use case, and a client batch ack's per-owner
+// group, get coalescing and the mixed-version fallback without knowing of
+// either. Every RPC is observed once on the caller (ack_batch apart from
+// ack); records are not.
+//
 // # Frame
 //
 // All integers big-endian. Part of the wire format and must never change.

@@ -33,60 +33,67 @@ func (p *Peers) ConsumeRemote(ctx context.Context, node string, req ports.Remote
 // settleOps are the single ops of each settle mode.
 var settleOps = [...]Op{ports.SettleAck: OpAck, ports.SettleExtend: OpExtendAck, ports.SettleNack: OpNack}
 
-// SettleRemote applies op to hs on node under the 2 s settle budget
-// (unless ctx ends sooner): one handle as its single op (3, 18 or 19), more
-// as AckBatch (op 32) calls of at most 64 handles, one after another. A
-// batch that fails as a whole (a transport failure, the topic absent)
-// answers that error for each of its handles; when every handle got such an
-// error, the call returns one of them instead: the least certain
-// (domain.ErrNoAnswer) when the batches failed differently.
+// SettleRemote applies op to hs on node through node's ack lane
+// (internals.md §5.9, acklane.go) under the 2 s settle budget (unless ctx
+// ends sooner), which covers the wait for a slot of the window too. Below
+// the window one handle goes as its single op (3, 18 or 19) and more as
+// AckBatch (op 32) calls of at most 64 handles; with the window full they
+// queue and leave with other callers' records as slots free. A call that
+// fails as a whole (a transport failure, the topic absent) answers that
+// error for each of its handles; when every handle got such an error, the
+// call returns one of them instead: the least certain (domain.ErrNoAnswer)
+// when they differ.
 func (p *Peers) SettleRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op ports.SettleOp) ([]error, error) {
 	if op > ports.SettleNack {
 		return nil, fmt.Errorf("quicpeer: settle mode %d: %w", op, domain.ErrInvalidArgument)
 	}
+	if len(hs) == 0 {
+		return []error{}, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
-	if len(hs) == 1 {
-		_, err := p.call(ctx, node, settleOps[op], appendSettleRequest(nil, topic, hs[0]))
-		if err != nil && wholeCall(err) {
-			return nil, err
-		}
-		return []error{err}, nil
+	recs := make([]*ackRecord, len(hs))
+	for i, h := range hs {
+		recs[i] = newAckRecord(ctx, topic, ackItem{op: op, handle: h})
 	}
-	out := make([]error, 0, len(hs))
+	p.acks.settle(ctx, node, recs)
+	out := make([]error, len(recs))
 	var whole error
-	failed := 0
-	for start := 0; start < len(hs); start += ackBatchSendMaxCount {
-		chunk := hs[start:min(start+ackBatchSendMaxCount, len(hs))]
-		errs, err := p.ackBatch(ctx, node, topic, chunk, op)
-		if err != nil {
-			if whole == nil || errors.Is(err, domain.ErrNoAnswer) {
-				whole = err
-			}
-			failed += len(chunk)
-			errs = repeat(err, len(chunk))
+	allWhole := true
+	for i, rec := range recs {
+		out[i] = rec.err
+		switch {
+		case rec.err == nil || !wholeCall(rec.err):
+			allWhole = false
+		case whole == nil || errors.Is(rec.err, domain.ErrNoAnswer):
+			whole = rec.err
 		}
-		out = append(out, errs...)
 	}
-	if len(hs) > 0 && failed == len(hs) {
+	if allWhole {
 		return nil, whole
 	}
 	return out, nil
 }
 
-// ackBatch sends one AckBatch and returns its per-handle outcomes.
-func (p *Peers) ackBatch(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op ports.SettleOp) ([]error, error) {
-	items := make([]ackItem, len(hs))
-	for i, h := range hs {
-		items[i] = ackItem{op: op, handle: h}
+// sendAcks is the ack lane's sender: one item as its single op, more as
+// one AckBatch.
+func (p *Peers) sendAcks(ctx context.Context, node, topic string, items []ackItem) ([]error, error) {
+	if len(items) == 1 {
+		_, err := p.call(ctx, node, settleOps[items[0].op], appendSettleRequest(nil, topic, items[0].handle))
+		return []error{err}, nil
 	}
+	return p.ackBatch(ctx, node, topic, items)
+}
+
+// ackBatch sends one AckBatch and returns its per-item outcomes.
+func (p *Peers) ackBatch(ctx context.Context, node, topic string, items []ackItem) ([]error, error) {
 	body, err := p.call(ctx, node, OpAckBatch, appendAckBatch(nil, topic, items))
 	if err != nil {
 		return nil, err
 	}
 	errs, err := decodeItemReplies(body, node, OpAckBatch)
-	if err == nil && len(errs) != len(hs) {
-		err = fmt.Errorf("%d outcomes for %d handles: %w", len(errs), len(hs), ErrBadPayload)
+	if err == nil && len(errs) != len(items) {
+		err = fmt.Errorf("%d outcomes for %d handles: %w", len(errs), len(items), ErrBadPayload)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("quicpeer: ack batch reply from %s: %w: %w", node, err, domain.ErrNoAnswer)

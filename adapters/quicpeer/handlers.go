@@ -105,6 +105,23 @@ func RegisterSettle(srv *Server, s Settler) {
 	if s == nil {
 		panic("quicpeer: nil settler")
 	}
+	registerSingleSettles(srv, s)
+	srv.Handle(OpAckBatch, func(ctx context.Context, p []byte) ([]byte, error) {
+		topic, items, err := decodeAckBatch(p)
+		if err != nil {
+			return errReply(err), nil
+		}
+		errs, err := applyAckBatch(ctx, s, topic, items)
+		if err != nil {
+			return errReply(err), nil
+		}
+		return okReply(appendItemReplies(nil, errs)), nil
+	})
+}
+
+// registerSingleSettles serves Ack (3), ExtendAck (18) and Nack (19) with
+// s: what a release before AckBatch serves.
+func registerSingleSettles(srv *Server, s Settler) {
 	for mode, op := range settleOps {
 		srv.Handle(op, func(ctx context.Context, p []byte) ([]byte, error) {
 			topic, h, err := decodeSettleRequest(p)
@@ -117,17 +134,6 @@ func RegisterSettle(srv *Server, s Settler) {
 			return appendReply(nil, statusNoContent, "", "", nil), nil
 		})
 	}
-	srv.Handle(OpAckBatch, func(ctx context.Context, p []byte) ([]byte, error) {
-		topic, items, err := decodeAckBatch(p)
-		if err != nil {
-			return errReply(err), nil
-		}
-		errs, err := applyAckBatch(ctx, s, topic, items)
-		if err != nil {
-			return errReply(err), nil
-		}
-		return okReply(appendItemReplies(nil, errs)), nil
-	})
 }
 
 // applyAckBatch applies items in order, one s.AckBatch per run of one mode.

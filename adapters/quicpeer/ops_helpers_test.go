@@ -138,3 +138,11 @@ func callerFor(t *testing.T, o *owner) *Peers {
 func dispatcherKeeps(err error) bool {
 	return err != nil && !errorsIs(err, domain.ErrTopicNotFound)
 }
+
+// setSettleErr arms per-handle refusals; the owner's handlers read them
+// under f.mu (the race detector sees no order through the UDP socket).
+func (f *fakeService) setSettleErr(m map[domain.ReceiptHandle]error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.settleErr = m
+}

@@ -34,6 +34,7 @@ type Peers struct {
 	client  *Client
 	resolve Resolver
 	obs     Observer
+	acks    *ackRouter // forwarded acks, extends and nacks (§5.9)
 }
 
 // NewPeers returns Peers over c and r; it panics on a nil dependency.
@@ -45,6 +46,7 @@ func NewPeers(c *Client, r Resolver, opts ...PeersOption) *Peers {
 		panic("quicpeer: nil resolver")
 	}
 	p := &Peers{client: c, resolve: r, obs: noObserver{}}
+	p.acks = newAckRouter(p.sendAcks)
 	for _, o := range opts {
 		o(p)
 	}

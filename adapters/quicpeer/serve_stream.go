@@ -105,6 +105,7 @@ func (s *Server) dispatch(st *quic.Stream, peer string, req frame) {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
+		s.unserved.Add(1)
 		st.CancelWrite(codeCancel) // the requester gave up while waiting
 		return
 	}

@@ -56,6 +56,7 @@ type Server struct {
 	closed   bool
 
 	accepted atomic.Int64 // connections accepted, for tests
+	unserved atomic.Int64 // requests given up while waiting for a slot, for tests
 }
 
 // NewServer checks the options; the server does not listen yet.
