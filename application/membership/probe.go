@@ -28,12 +28,31 @@ type ProbeConfig struct {
 	Wait func(ctx context.Context, d time.Duration) error
 }
 
-// ProbeResult says whether a peer answered for a configured cluster, and
-// which peer and how (for the log).
+// ProbeResult says whether a peer answered for a configured cluster, which
+// peer and how (for the log), and in which Raft role the join-only start
+// should begin.
 type ProbeResult struct {
 	Found  bool
 	Peer   string
 	Answer string
+	// AsVoter: nothing in the answer says this node is anything but a
+	// voter of the configuration, so its replica should start as one.
+	// False when a leader answered that it staged this node (200 staged,
+	// deferred or promoted: the log stages it, which only a replica
+	// started as a non-voter can apply) or refused it (409).
+	//
+	// Why a voter by default: an initial member is a voter of the
+	// configuration its peers bootstrapped (a wiped member coming back,
+	// or a member started late on a brand-new install whose peers
+	// bootstrapped without it); a replica started as a non-voter that
+	// replays "add voter" for itself without a staging first stays a
+	// non-voter that votes but never campaigns until it restarts, and
+	// two such nodes of three leave the cluster unable to elect. A 421
+	// cannot tell which it is; the rare initial member the cluster does
+	// not list (it would be staged by its join loop) restarts as a
+	// non-voter after its replica stops on the staging (the metastore
+	// records "non-voter" for every joiner, role.go).
+	AsVoter bool
 }
 
 // ProbeForCluster is the empty-volume probe of an initial member
@@ -92,7 +111,8 @@ type probeAnswer struct {
 }
 
 // probeRound asks every peer at once and returns the first peer, in the
-// configured order, whose answer shows a configured cluster.
+// configured order, whose answer shows a configured cluster; a leader's
+// answer (200 or 409) first, since only it says this node's role.
 func probeRound(ctx context.Context, cfg ProbeConfig) probeAnswer {
 	answers := make([]probeAnswer, len(cfg.Peers))
 	var wg sync.WaitGroup
@@ -104,39 +124,51 @@ func probeRound(ctx context.Context, cfg ProbeConfig) probeAnswer {
 		}()
 	}
 	wg.Wait()
+	var first probeAnswer
 	for _, a := range answers {
-		if a.Found {
+		switch {
+		case a.Found && a.fromLeader():
 			return a
+		case a.Found && !first.Found:
+			first = a
 		}
 	}
-	return probeAnswer{}
+	return first
+}
+
+// fromLeader reports whether the answer came from the leader: an
+// admission or a refusal, not a 421 or an unreadable answer.
+func (a probeAnswer) fromLeader() bool {
+	return a.err == nil || errors.Is(a.err, domain.ErrJoinTombstoned) || errors.Is(a.err, domain.ErrOlderRelease)
 }
 
 func probePeer(ctx context.Context, cfg ProbeConfig, addr string) probeAnswer {
 	ctx, cancel := context.WithTimeout(ctx, probePeerTimeout)
 	defer cancel()
 	a, err := cfg.Sender.Join(ctx, addr, cfg.Request)
-	found, answer := classifyProbe(a, err)
-	return probeAnswer{ProbeResult: ProbeResult{Found: found, Peer: addr, Answer: answer}, err: err}
+	r := classifyProbe(a, err)
+	r.Peer = addr
+	return probeAnswer{ProbeResult: r, err: err}
 }
 
-// classifyProbe reads one join answer as evidence of a configured cluster.
-func classifyProbe(a ports.JoinAdmission, err error) (bool, string) {
+// classifyProbe reads one join answer as evidence of a configured cluster
+// and of this node's role in it.
+func classifyProbe(a ports.JoinAdmission, err error) ProbeResult {
 	switch {
 	case err == nil:
-		return true, "200 " + a.Status
+		return ProbeResult{Found: true, Answer: "200 " + a.Status, AsVoter: a.Status == ports.JoinVoter}
 	case errors.Is(err, domain.ErrNotMetaLeader):
-		return true, "421 not the leader"
+		return ProbeResult{Found: true, Answer: "421 not the leader", AsVoter: true}
 	case errors.Is(err, domain.ErrJoinTombstoned):
-		return true, "409 tombstoned"
+		return ProbeResult{Found: true, Answer: "409 tombstoned"}
 	case errors.Is(err, domain.ErrOlderRelease):
-		return true, "409 older release"
+		return ProbeResult{Found: true, Answer: "409 older release"}
 	case errors.Is(err, domain.ErrClusterAuth):
-		return true, "cluster secret refused"
+		return ProbeResult{Found: true, Answer: "cluster secret refused", AsVoter: true}
 	case errors.Is(err, domain.ErrNoCluster):
-		return false, "412 no cluster"
+		return ProbeResult{Answer: "412 no cluster"}
 	}
-	return false, fmt.Sprintf("no answer: %v", err)
+	return ProbeResult{Answer: fmt.Sprintf("no answer: %v", err)}
 }
 
 // sleep waits d or until ctx ends.

@@ -45,7 +45,8 @@ func newProbeRig(send *fakeSender) *probeRig { return &probeRig{send: send, logs
 // Ensure that the empty-volume probe (internals §9.2) decides per the
 // peers' answers: nobody reachable or only 412s mean bootstrap after 3
 // rounds 1 s apart; a 421, a 200, a 409 or a refused secret mean join-only,
-// at the first round that shows it (a later round's answer counts too).
+// at the first round that shows it (a later round's answer counts too); the
+// replica starts as a voter unless a leader staged or refused this node.
 func TestProbeForClusterDecidesFromAnswers(t *testing.T) {
 	t.Parallel()
 	tombstoned := answer{err: fmt.Errorf("409: %w", domain.ErrJoinTombstoned)}
@@ -55,18 +56,22 @@ func TestProbeForClusterDecidesFromAnswers(t *testing.T) {
 		name   string
 		script map[string][]answer
 		found  bool
+		voter  bool
 		peer   string
 		rounds int
 	}{
 		{name: "all_unreachable_bootstraps", script: nil, rounds: 3},
 		{name: "all_412_bootstraps", script: map[string][]answer{"p1": {noCluster}, "p2": {noCluster}}, rounds: 3},
-		{name: "one_421_joins", script: map[string][]answer{"p1": {noCluster}, "p2": {hint("")}}, found: true, peer: "p2", rounds: 1},
-		{name: "leader_200_joins", script: map[string][]answer{"p1": {admitted("voter")}}, found: true, peer: "p1", rounds: 1},
+		{name: "one_421_joins", script: map[string][]answer{"p1": {noCluster}, "p2": {hint("")}}, found: true, voter: true, peer: "p2", rounds: 1},
+		{name: "leader_200_joins", script: map[string][]answer{"p1": {admitted("voter")}}, found: true, voter: true, peer: "p1", rounds: 1},
+		{name: "leader_staged_joins_as_non_voter", script: map[string][]answer{"p2": {admitted("staged")}}, found: true, peer: "p2", rounds: 1},
+		{name: "leader_deferred_joins_as_non_voter", script: map[string][]answer{"p2": {admitted("deferred")}}, found: true, peer: "p2", rounds: 1},
+		{name: "leader_answer_outranks_421", script: map[string][]answer{"p1": {hint("p2:1")}, "p2": {admitted("staged")}}, found: true, peer: "p2", rounds: 1},
 		{name: "tombstoned_409_joins", script: map[string][]answer{"p2": {tombstoned}}, found: true, peer: "p2", rounds: 1},
 		{name: "older_release_409_joins", script: map[string][]answer{"p2": {olderRelease}}, found: true, peer: "p2", rounds: 1},
-		{name: "refused_secret_joins", script: map[string][]answer{"p1": {secretRefused}}, found: true, peer: "p1", rounds: 1},
-		{name: "answer_on_round_3_joins", script: map[string][]answer{"p1": {down, down, hint("p2:1")}}, found: true, peer: "p1", rounds: 3},
-		{name: "412_then_421_joins", script: map[string][]answer{"p2": {noCluster, hint("")}}, found: true, peer: "p2", rounds: 2},
+		{name: "refused_secret_joins", script: map[string][]answer{"p1": {secretRefused}}, found: true, voter: true, peer: "p1", rounds: 1},
+		{name: "answer_on_round_3_joins", script: map[string][]answer{"p1": {down, down, hint("p2:1")}}, found: true, voter: true, peer: "p1", rounds: 3},
+		{name: "412_then_421_joins", script: map[string][]answer{"p2": {noCluster, hint("")}}, found: true, voter: true, peer: "p2", rounds: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,8 +82,8 @@ func TestProbeForClusterDecidesFromAnswers(t *testing.T) {
 			}
 			r := newProbeRig(send)
 			got := r.run(context.Background(), "p1", "p2")
-			if got.Found != tc.found || (tc.found && got.Peer != tc.peer) {
-				t.Fatalf("probe = %+v, want found=%v via %q", got, tc.found, tc.peer)
+			if got.Found != tc.found || got.AsVoter != tc.voter || (tc.found && got.Peer != tc.peer) {
+				t.Fatalf("probe = %+v, want found=%v as voter=%v via %q", got, tc.found, tc.voter, tc.peer)
 			}
 			if n := send.count(); n != 2*tc.rounds {
 				t.Fatalf("asked %d times, want %d (2 peers x %d rounds)", n, 2*tc.rounds, tc.rounds)
