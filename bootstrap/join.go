@@ -53,7 +53,7 @@ func runJoiner(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, s *metastore
 	}
 	j := membership.NewJoiner(membership.JoinerConfig{
 		Sender: quicpeer.NewJoinClient(c), View: s, Clock: clock,
-		Log: newSlog(log.With(zap.String("component", "join"))),
+		Log:     newSlog(log.With(zap.String("component", "join"))),
 		Request: joinRequest(id, s.JoinOnly()),
 		Peers:   peers,
 	})
