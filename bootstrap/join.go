@@ -53,17 +53,21 @@ func runJoiner(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, s *metastore
 	}
 	j := membership.NewJoiner(membership.JoinerConfig{
 		Sender: quicpeer.NewJoinClient(c), View: s, Clock: clock,
-		Log: newSlog(log.With(zap.String("component", "join"))),
-		Request: ports.JoinRequest{
-			NodeID: id.ID, RaftAddr: id.RaftAddr, DataDirEmpty: s.JoinOnly(), EntryTypes: meta.AppliesThroughType,
-		},
-		Peers: peers,
+		Log:     newSlog(log.With(zap.String("component", "join"))),
+		Request: joinRequest(id, s.JoinOnly()),
+		Peers:   peers,
 	})
 	if s.JoinOnly() {
 		log.Info("join-only node: asking the cluster to admit it", zap.Strings("peers", peers))
 	}
 	runWorker(lc, func(ctx context.Context) { j.Supervise(ctx, s.JoinOnly()) })
 	return nil
+}
+
+// joinRequest is this node's JoinCluster request; empty says it starts
+// from an empty data directory (a join-only start, §9.5).
+func joinRequest(id NodeIdentity, empty bool) ports.JoinRequest {
+	return ports.JoinRequest{NodeID: id.ID, RaftAddr: id.RaftAddr, DataDirEmpty: empty, EntryTypes: meta.AppliesThroughType}
 }
 
 // peerRPCAddrs are the node-RPC addresses of the configured peers, this

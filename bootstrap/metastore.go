@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
 )
@@ -37,13 +38,20 @@ func newMetaHost(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, log *zap.L
 	return h, nil
 }
 
-func newMetaStore(lc fx.Lifecycle, cfg config.Config, h *metastore.Host) (*metastore.Store, error) {
+func newMetaStore(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, h *metastore.Host, c *quicpeer.Client,
+	log *zap.Logger) (*metastore.Store, error) {
 	members, err := initialMembers(cfg.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := joinInsteadOfBootstrap(cfg, id, h, members, c, log)
 	if err != nil {
 		return nil, err
 	}
 	s, err := h.OpenMetadata(metastore.StoreConfig{
 		InitialMembers:  members,
+		Join:            probe.Found,
+		JoinAsVoter:     probe.AsVoter,
 		SnapshotEntries: uint64(cfg.Cluster.RaftSnapshotThreshold),
 	})
 	if err != nil {

@@ -20,6 +20,10 @@ var (
 	// the cluster (internals.md §8.3 "Joining"); refused (409 code
 	// older_release).
 	ErrOlderRelease = errors.New("domain: joiner runs an older release than the cluster")
+	// ErrClusterAuth: the asked node is a running Narad node-RPC endpoint
+	// that refused this node's cluster secret (or this node refused its
+	// proof): someone answers, but what it would say cannot be read.
+	ErrClusterAuth = errors.New("domain: the peer and this node do not share the cluster secret")
 )
 
 // NotLeaderError is ErrNotMetaLeader with the leader the answering node

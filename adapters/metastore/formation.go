@@ -18,6 +18,14 @@ type startPlan struct {
 	kind    string // restart | bootstrap-single | bootstrap-peers | join
 }
 
+// HasMetadataState reports whether this host holds Raft state for the
+// metadata shard: a restart, whatever the configuration says. Without it
+// OpenMetadata bootstraps or joins (planStart), and bootstrap/probe.go asks
+// the peers first which of the two an initial member should do (§9.2).
+func (h *Host) HasMetadataState() bool {
+	return h.nh.HasNodeInfo(metadataShardID, meta.ReplicaID(h.cfg.NodeID))
+}
+
 // planStart decides cluster formation before Raft starts:
 //   - Raft state on disk: restart from it, whatever the config says;
 //   - Join set, or an initial member list without this node: join-only (the

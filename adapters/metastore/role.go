@@ -71,19 +71,23 @@ func writeRole(path, role string) error {
 
 // startAsNonVoter decides the replica's starting role from the plan and
 // the role file, recording "non-voter" before a join-only replica starts.
-func (h *Host) startAsNonVoter(plan startPlan, configured bool) (bool, error) {
+// A joiner started as a voter (cfg.JoinAsVoter: an initial member whose
+// peers are configured already) records "non-voter" too: should the
+// cluster stage it after all (an id its configuration lacks), the voter
+// replica stops on the staging, and its restart as a non-voter applies it.
+func (h *Host) startAsNonVoter(plan startPlan, cfg StoreConfig) (bool, error) {
 	if plan.join {
-		return true, writeRole(h.rolePath(), roleNonVoter)
+		return !cfg.JoinAsVoter, writeRole(h.rolePath(), roleNonVoter)
 	}
 	role, err := readRole(h.rolePath())
 	if err != nil {
 		return false, err
 	}
-	return configured || (plan.kind == "restart" && role == roleNonVoter), nil
+	return cfg.NonVoter || (plan.kind == "restart" && role == roleNonVoter), nil
 }
 
 // settleRole runs on the probe loop while the replica started as a
-// non-voter: once the shard lists it as a voter, it snapshots and records
+// non-voter, or joined as a voter: once the shard lists it as a voter, it snapshots and records
 // "voter" (see the top of this file). It reports whether it is done.
 func (s *Store) settleRole(ctx context.Context) bool {
 	info := s.host.nh.GetNodeHostInfo(dragonboat.NodeHostInfoOption{SkipLogInfo: true})

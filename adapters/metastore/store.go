@@ -33,6 +33,13 @@ type StoreConfig struct {
 	InitialMembers map[string]string
 	// Join makes a fresh node join-only: it waits for the leader to add it.
 	Join bool
+	// JoinAsVoter starts a join-only replica as a voter rather than a
+	// non-voter: an initial member that found its peers configured
+	// (bootstrap/probe.go, internals §9.2) is a voter of their
+	// configuration already, and only a replica started as a voter
+	// campaigns after replaying its own "add voter". Its role file still
+	// says "non-voter" until a snapshot shows it a voter (role.go).
+	JoinAsVoter bool
 	// NonVoter starts the replica as a non-voter. A join-only replica, and
 	// a joined one restarting before its promotion was snapshotted, starts
 	// as one whatever this says (role.go).
@@ -82,7 +89,7 @@ func (h *Host) OpenMetadata(cfg StoreConfig) (*Store, error) {
 	}
 	s.joinOnly = plan.join
 	s.awaiting.Store(plan.join)
-	if cfg.NonVoter, err = h.startAsNonVoter(plan, cfg.NonVoter); err != nil {
+	if cfg.NonVoter, err = h.startAsNonVoter(plan, cfg); err != nil {
 		return nil, err
 	}
 	s.probeCtx, s.cancelProbe = context.WithCancel(context.Background())
@@ -108,7 +115,7 @@ func (h *Host) OpenMetadata(cfg StoreConfig) (*Store, error) {
 		return nil, err
 	}
 	s.probes.Add(1)
-	go s.probeLoop(cfg.NonVoter)
+	go s.probeLoop(cfg.NonVoter || plan.join) // a joiner settles its role however it started
 	return s, nil
 }
 

@@ -2,8 +2,10 @@ package quicpeer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
 
@@ -25,9 +27,15 @@ func NewJoinClient(c *Client) *JoinClient {
 }
 
 // Join asks the node at addr to admit req (ports.ClusterJoiner). Without a
-// deadline on ctx the call gets the 5 s reply default.
+// deadline on ctx the call gets the 5 s reply default. A failed secret
+// proof, either way, also wraps domain.ErrClusterAuth: the use case tells
+// a node that answers but cannot be understood from an unreachable one
+// (the empty-volume probe, internals §9.2).
 func (j *JoinClient) Join(ctx context.Context, addr string, req ports.JoinRequest) (ports.JoinAdmission, error) {
 	raw, err := j.client.Call(ctx, addr, OpJoinCluster, appendJoinRequest(nil, req))
+	if errors.Is(err, ErrAuth) {
+		return ports.JoinAdmission{}, fmt.Errorf("%w: %w", domain.ErrClusterAuth, err)
+	}
 	if err != nil {
 		return ports.JoinAdmission{}, err
 	}

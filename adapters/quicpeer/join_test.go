@@ -77,3 +77,17 @@ func TestJoinServerRefusesBadPayloadAndNilAnswerer(t *testing.T) {
 	}()
 	RegisterJoin(srv, nil)
 }
+
+// ensure that a join to a node holding another cluster secret reads as
+// domain.ErrClusterAuth (someone answers, unreadably), not as an
+// unreachable peer: the empty-volume probe counts it (internals §9.2).
+func TestJoinWithWrongSecretIsClusterAuth(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, ServerOptions{})
+	RegisterJoin(srv, &fakeAnswerer{a: ports.JoinAdmission{Status: ports.JoinVoter}})
+	c, _ := newClient(t, secretB)
+	_, err := NewJoinClient(c).Join(context.Background(), srv.Addr().String(), sampleJoin())
+	if !errors.Is(err, domain.ErrClusterAuth) || !errors.Is(err, ErrAuth) {
+		t.Fatalf("wrong secret: %v, want ErrClusterAuth wrapping ErrAuth", err)
+	}
+}

@@ -58,12 +58,19 @@ type Join struct {
 	// EntryTypes is the newest entry type the joiner applies; 0 (a joiner
 	// that sent no report) means the legacy set.
 	EntryTypes meta.EntryType
+	// DataDirEmpty: the joiner starts from an empty data directory; under a
+	// tombstoned id that is a deliberate re-add (internals §9.5).
+	DataDirEmpty bool
 }
 
 // Store is what admission needs: the Raft configuration, leadership, the
 // member records and the newest entry type the leader's database applied.
 type Store interface {
 	ports.MetadataMembership
+	// Propose writes the readmission of a tombstoned id (§9.5).
+	ports.MetadataProposer
+	// Tombstones returns the decommissioned ids.
+	Tombstones() ([]meta.Tombstone, error)
 	IsLeader() bool
 	// LeaderSince reports since when this replica has led (false while
 	// it does not lead).
@@ -116,7 +123,8 @@ func NewAdmitter(store Store, maxVoters int, opts ...AdmitterOption) *Admitter {
 // already in the configuration is answered as it stands, so a lost answer
 // is safe to retry, and is never refused for its release (its heartbeat
 // holds new entry types back instead). A new node on an older release is
-// refused with ErrOlderRelease.
+// refused with ErrOlderRelease. A tombstoned id is refused with ErrRemoved
+// unless the join declares an empty data directory (readmit.go).
 func (a *Admitter) Admit(ctx context.Context, j Join) (Decision, error) {
 	if j.NodeID == "" || j.RaftAddr == "" {
 		return Decision{}, fmt.Errorf("join %q at %q: %w", j.NodeID, j.RaftAddr, ErrBadRequest)
@@ -129,8 +137,8 @@ func (a *Admitter) Admit(ctx context.Context, j Join) (Decision, error) {
 		return Decision{}, fmt.Errorf("membership: read configuration: %w", err)
 	}
 	id := meta.ReplicaID(j.NodeID)
-	if _, gone := m.Removed[id]; gone {
-		return Decision{}, fmt.Errorf("join %q (replica %d): %w", j.NodeID, id, ErrRemoved)
+	if err := a.readmit(ctx, j, id, m); err != nil {
+		return Decision{}, err
 	}
 	if _, voter := m.Voters[id]; voter {
 		return Decision{Status: StatusVoter}, nil

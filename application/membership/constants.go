@@ -41,3 +41,14 @@ const (
 	// one in this many (about once a minute at 2 s).
 	joinFailureLogEvery = 30
 )
+
+// Empty-volume probe (internals §9.2): an initial member starting with no
+// Raft state first asks its peers whether a cluster exists.
+const (
+	// probeRounds is how many times the probe asks every peer.
+	probeRounds = 3
+	// probeRoundPause separates two rounds.
+	probeRoundPause = 1 * time.Second
+	// probePeerTimeout bounds one peer's answer within a round.
+	probePeerTimeout = 2 * time.Second
+)

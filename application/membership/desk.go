@@ -53,7 +53,7 @@ func (d *Desk) AnswerJoin(ctx context.Context, req ports.JoinRequest) (ports.Joi
 		return ports.JoinAdmission{}, fmt.Errorf("join %q: this node is waiting to be admitted itself: %w", req.NodeID, domain.ErrNoCluster)
 	}
 	d.mu.Lock()
-	dec, err := d.admit.Admit(ctx, Join{NodeID: req.NodeID, RaftAddr: req.RaftAddr, EntryTypes: req.EntryTypes})
+	dec, err := d.admit.Admit(ctx, Join{NodeID: req.NodeID, RaftAddr: req.RaftAddr, EntryTypes: req.EntryTypes, DataDirEmpty: req.DataDirEmpty})
 	d.mu.Unlock()
 	if err != nil {
 		return ports.JoinAdmission{}, d.refusal(req, err)

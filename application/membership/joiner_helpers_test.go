@@ -175,3 +175,14 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond) // polling, bounded by the deadline
 	}
 }
+
+// deadlineSender reports how far each call's deadline lies, then answers
+// unreachable.
+type deadlineSender func(time.Duration)
+
+func (f deadlineSender) Join(ctx context.Context, _ string, _ ports.JoinRequest) (ports.JoinAdmission, error) {
+	if d, ok := ctx.Deadline(); ok {
+		f(time.Until(d))
+	}
+	return ports.JoinAdmission{}, errDown
+}

@@ -1,0 +1,50 @@
+package bootstrap
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/bootstrap/config"
+)
+
+// joinInsteadOfBootstrap runs before the metadata shard starts (internals
+// §9.2): an initial member with no Raft state (an empty volume, or one
+// whose Raft directory was lost) asks its peers whether a cluster exists,
+// and starts join-only when one answers for a configured cluster instead
+// of seeding a rival configuration; on a brand-new install nobody answers
+// and it bootstraps. A node with Raft state restarts from it and never
+// probes; a node outside the initial members is join-only already; a node
+// without peers has nobody to ask.
+//
+// The probe needs the node-RPC client, not its server: this node's own
+// server starts after the metastore, so while peers probe each other on a
+// brand-new install nobody answers, which is the answer that bootstraps.
+//
+// It returns the probe's verdict: Found means join-only, AsVoter says in
+// which role the replica starts (see membership.ProbeResult).
+func joinInsteadOfBootstrap(cfg config.Config, id NodeIdentity, h *metastore.Host, members map[string]string,
+	c *quicpeer.Client, log *zap.Logger) (membership.ProbeResult, error) {
+	if _, listed := members[id.ID]; !listed || len(cfg.Cluster.Peers) == 0 || h.HasMetadataState() {
+		return membership.ProbeResult{}, nil
+	}
+	peers, err := peerRPCAddrs(cfg, id)
+	if err != nil {
+		return membership.ProbeResult{}, err
+	}
+	log = log.With(zap.String("component", "join"))
+	log.Info("initial member with an empty volume: probing the peers for a configured cluster", zap.Strings("peers", peers))
+	r := membership.ProbeForCluster(context.Background(), membership.ProbeConfig{
+		Sender: quicpeer.NewJoinClient(c), Request: joinRequest(id, true), Peers: peers, Log: newSlog(log),
+	})
+	if r.Found {
+		log.Warn("peers answered for a configured cluster: starting join-only", zap.String("peer", r.Peer),
+			zap.String("answer", r.Answer), zap.Bool("as_voter", r.AsVoter))
+		return r, nil
+	}
+	log.Info("no peer answered for a configured cluster: bootstrapping")
+	return r, nil
+}
