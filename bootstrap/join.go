@@ -39,8 +39,9 @@ var joinModule = fx.Module("join",
 // (false only while a join-only node waits to be added).
 type Admission interface{ Admitted() bool }
 
-func newJoinDesk(s *metastore.Store, c ports.Clock) *membership.Desk {
-	return membership.NewDesk(s, membership.NewAdmitter(s, joinMaxVoters, membership.WithClock(c)))
+func newJoinDesk(s *metastore.Store, c ports.Clock, log *zap.Logger) *membership.Desk {
+	l := newSlog(log.With(zap.String("component", "join")))
+	return membership.NewDesk(s, membership.NewAdmitter(s, joinMaxVoters, membership.WithClock(c), membership.WithLogger(l)))
 }
 
 func runJoiner(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, s *metastore.Store, c *quicpeer.Client, clock ports.Clock, log *zap.Logger) error {

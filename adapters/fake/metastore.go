@@ -38,6 +38,8 @@ type MetaStore struct {
 	leader     bool
 	ledSince   time.Time               // what LeaderSince answers while leading
 	links      map[string][2]time.Time // RaftLink answers: failed, connected
+	self       uint64                  // this replica's id (SetReplicaID; 1 by default)
+	handover   handover                // TransferLeadership knobs and calls
 	barrierErr error
 	proposeErr error
 	memberErr  error
@@ -51,7 +53,7 @@ type MetaStore struct {
 func NewMetaStore() *MetaStore {
 	return &MetaStore{
 		kv: meta.NewMemKV(), results: make(map[uint64]meta.Result), changed: make(chan struct{}),
-		caughtUp: true, leader: true,
+		caughtUp: true, leader: true, self: 1,
 		membership: ports.RaftMembership{Voters: map[uint64]string{}, NonVoters: map[uint64]string{}, Removed: map[uint64]struct{}{}},
 	}
 }
@@ -275,10 +277,10 @@ func (s *MetaStore) RaftLink(raftAddr string) (failed, connected time.Time) {
 	return l[0], l[1]
 }
 
-// Leader reports replica 1 when this replica leads, unknown otherwise.
+// Leader reports this replica (ReplicaID) when it leads, unknown otherwise.
 func (s *MetaStore) Leader() (uint64, bool) {
 	if s.IsLeader() {
-		return 1, true
+		return s.ReplicaID(), true
 	}
 	return 0, false
 }

@@ -25,6 +25,8 @@ const (
 	probeInterval = time.Second
 	// membershipTimeout bounds one Raft configuration change.
 	membershipTimeout = 10 * time.Second
+	// leaderPollInterval paces the wait for a leadership hand-over.
+	leaderPollInterval = 10 * time.Millisecond
 
 	// snapshotEntries: Raft compacts once this many entries accumulated.
 	snapshotEntries uint64 = 8192

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/narad/narad/domain/meta"
@@ -80,6 +81,12 @@ type Store interface {
 	RaftLink(raftAddr string) (failed, connected time.Time)
 	Members() ([]meta.Member, error)
 	NewestTypeApplied() meta.EntryType
+	// ReplicaID is this replica's id in the shard.
+	ReplicaID() uint64
+	// TransferLeadership hands the leadership to the voter replicaID and
+	// returns once this replica no longer leads, or an error when that did
+	// not happen before ctx ended (handover.go).
+	TransferLeadership(ctx context.Context, replicaID uint64) error
 }
 
 // Admitter decides admissions. Safe for concurrent use; callers serialize
@@ -88,6 +95,7 @@ type Admitter struct {
 	store     Store
 	maxVoters int
 	now       func() time.Time
+	log       *slog.Logger
 }
 
 // AdmitterOption configures an Admitter.
@@ -95,6 +103,10 @@ type AdmitterOption func(*Admitter)
 
 // WithClock gives the Admitter the node's clock (the leader tenure rule).
 func WithClock(c ports.Clock) AdmitterOption { return func(a *Admitter) { a.now = c.Now } }
+
+// WithLogger gives the Admitter a logger (the leadership hand-over logs at
+// warn); none discards.
+func WithLogger(l *slog.Logger) AdmitterOption { return func(a *Admitter) { a.log = l } }
 
 // NewAdmitter returns an Admitter promoting staged nodes while the shard
 // has fewer than maxVoters voters (3 or 5). It panics on a nil store or
@@ -106,7 +118,7 @@ func NewAdmitter(store Store, maxVoters int, opts ...AdmitterOption) *Admitter {
 	if maxVoters != DefaultMaxVoters && maxVoters != LargeMaxVoters {
 		panic(fmt.Sprintf("membership: max voters %d is neither 3 nor 5", maxVoters))
 	}
-	a := &Admitter{store: store, maxVoters: maxVoters, now: time.Now}
+	a := &Admitter{store: store, maxVoters: maxVoters, now: time.Now, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(a)
 	}
@@ -122,7 +134,9 @@ func NewAdmitter(store Store, maxVoters int, opts ...AdmitterOption) *Admitter {
 // and is not draining; otherwise it is deferred with the reason. A node
 // already in the configuration is answered as it stands, so a lost answer
 // is safe to retry, and is never refused for its release (its heartbeat
-// holds new entry types back instead). A new node on an older release is
+// holds new entry types back instead); a voter that ran before and comes
+// back with an empty data directory first has the leadership handed to
+// another voter (handover.go). A new node on an older release is
 // refused with ErrOlderRelease. A tombstoned id is refused with ErrRemoved
 // unless the join declares an empty data directory (readmit.go).
 func (a *Admitter) Admit(ctx context.Context, j Join) (Decision, error) {
@@ -141,6 +155,9 @@ func (a *Admitter) Admit(ctx context.Context, j Join) (Decision, error) {
 		return Decision{}, err
 	}
 	if _, voter := m.Voters[id]; voter {
+		if err := a.handOver(ctx, j, id, m); err != nil {
+			return Decision{}, fmt.Errorf("membership: rejoin of %q: %w", j.NodeID, err)
+		}
 		return Decision{Status: StatusVoter}, nil
 	}
 	if _, staged := m.NonVoters[id]; staged {

@@ -17,6 +17,13 @@ const promotionLeaderTenureMin = 12 * time.Second
 // promotion this long, unless a later connection succeeded (internals §9.3).
 const promotionLinkFailureWindow = 12 * time.Second
 
+// handOverWaitMax bounds the wait for a leadership hand-over before the
+// leader answers a voter that rejoined with an empty data directory
+// (handover.go); the answer goes out "voter" either way. Raft gives up a
+// transfer after one election timeout (500 ms at the default tick), and
+// the bound stays under the probe's 2 s per peer so the answer reaches it.
+const handOverWaitMax = 1500 * time.Millisecond
+
 // Join loop (internals §9.3, §10.3 "join every 2 s").
 const (
 	// joinRetryInterval paces the join loop's attempts.
