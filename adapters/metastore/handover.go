@@ -3,6 +3,7 @@ package metastore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain/meta"
 )
@@ -12,8 +13,14 @@ import (
 // the one this replica led: a leader of a new term starts every follower's
 // match index at 0, which is what a voter rejoining with an empty log needs
 // (application/membership handover.go). Any new term will do, whoever won
-// it. Raft gives a transfer up after one election timeout (the target did
-// not catch up in time), so ctx bounds the wait.
+// it. ctx bounds the wait.
+//
+// The request is repeated every election timeout until then: Raft gives a
+// transfer up silently after one election timeout, and the target skips
+// the campaign it was told to start while it has committed entries it has
+// not applied yet (a configuration change among them could otherwise let a
+// smaller quorum elect it), which the entries of a busy shard often make
+// it.
 func (s *Store) TransferLeadership(ctx context.Context, replicaID uint64) error {
 	leader, term, valid, err := s.host.nh.GetLeaderID(s.shardID)
 	switch {
@@ -24,17 +31,24 @@ func (s *Store) TransferLeadership(ctx context.Context, replicaID uint64) error 
 	case replicaID == s.replicaID:
 		return fmt.Errorf("metastore: leader transfer to itself: %w", meta.ErrRefused)
 	}
-	if err := s.host.nh.RequestLeaderTransfer(s.shardID, replicaID); err != nil {
-		return raftErr(fmt.Sprintf("leader transfer to %d", replicaID), err)
-	}
+	again := s.host.cfg.RTT * time.Duration(electionRTTTicks)
+	var asked time.Time
 	for {
-		_, now, valid, err := s.host.nh.GetLeaderID(s.shardID)
+		id, now, valid, err := s.host.nh.GetLeaderID(s.shardID)
 		switch {
 		case err != nil:
 			return raftErr("leader transfer", err)
 		case valid && now > term:
 			return nil
-		case !pause(ctx, leaderPollInterval):
+		case valid && id == s.replicaID && now == term && time.Since(asked) >= again:
+			// still leading the same term: (again) ask; a follower would
+			// forward the request to whoever leads now
+			asked = time.Now()
+			if err := s.host.nh.RequestLeaderTransfer(s.shardID, replicaID); err != nil {
+				return raftErr(fmt.Sprintf("leader transfer to %d", replicaID), err)
+			}
+		}
+		if !pause(ctx, leaderPollInterval) {
 			return fmt.Errorf("metastore: leader transfer to %d: no leader of a later term than %d: %w (%w)",
 				replicaID, term, meta.ErrUnavailable, ctx.Err())
 		}
