@@ -83,7 +83,7 @@ func (j *Joiner) Supervise(ctx context.Context, joinFirst bool) {
 		case <-tick.C:
 		}
 		now := j.cfg.Clock.Now()
-		if _, ok := j.cfg.View.Leader(); ok {
+		if j.leaderSeen() {
 			lastSeen = now
 			continue
 		}
@@ -119,7 +119,7 @@ func (j *Joiner) Run(ctx context.Context) {
 // asks again only while caught up (a staged node asking to be promoted).
 // It is done when the answer is voter or promoted.
 func (j *Joiner) Step(ctx context.Context) bool {
-	if _, ok := j.cfg.View.Leader(); ok && !j.cfg.View.CaughtUp() {
+	if j.leaderSeen() && !j.cfg.View.CaughtUp() {
 		return false
 	}
 	a, err := j.Attempt(ctx)
@@ -133,6 +133,20 @@ func (j *Joiner) Step(ctx context.Context) bool {
 	j.cfg.Log.Info("join answered", slog.String("status", a.Status), slog.String("reason", a.Reason),
 		slog.String("leader", j.leaders.addrs[0]))
 	return done
+}
+
+// leaderSeen reports whether this node's replica sees a leader. Once it
+// has, the replica holds Raft state from the cluster, so later joins stop
+// saying the data directory is empty: a voter that rejoined from an empty
+// one and later loses sight of the leader must not make a leader hand its
+// leadership over again (handover.go), nor pass for a deliberate re-add of
+// a decommissioned id (readmit.go).
+func (j *Joiner) leaderSeen() bool {
+	_, ok := j.cfg.View.Leader()
+	if ok {
+		j.cfg.Request.DataDirEmpty = false
+	}
+	return ok
 }
 
 // Attempt walks the remembered leaders, then the configured peers, asking

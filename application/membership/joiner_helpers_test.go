@@ -62,6 +62,13 @@ func (f *fakeSender) Join(_ context.Context, addr string, req ports.JoinRequest)
 	return a.a, a.err
 }
 
+// lastRequest returns the request of the latest call.
+func (f *fakeSender) lastRequest() ports.JoinRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.request
+}
+
 // calls returns and forgets the addresses asked so far.
 func (f *fakeSender) calls() []string {
 	f.mu.Lock()
@@ -156,10 +163,16 @@ type joinRig struct {
 
 func newJoinRig(t *testing.T, send *fakeSender, peers ...string) *joinRig {
 	t.Helper()
+	return newJoinRigFor(t, joinReq("n4"), send, peers...)
+}
+
+// newJoinRigFor is newJoinRig sending req.
+func newJoinRigFor(t *testing.T, req ports.JoinRequest, send *fakeSender, peers ...string) *joinRig {
+	t.Helper()
 	r := &joinRig{send: send, view: &fakeView{}, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, logs: &logBuffer{}}
 	r.j = membership.NewJoiner(membership.JoinerConfig{
 		Sender: send, View: r.view, Clock: r.clock, Log: slog.New(slog.NewTextHandler(r.logs, nil)),
-		Request: joinReq("n4"), Peers: peers,
+		Request: req, Peers: peers,
 	})
 	return r
 }

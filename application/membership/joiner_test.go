@@ -248,3 +248,42 @@ func TestNewJoinerRejectsBadWiring(t *testing.T) {
 	}()
 	membership.NewJoiner(membership.JoinerConfig{Sender: newSender(), View: &fakeView{}, Clock: &manualClock{}, Log: nil})
 }
+
+// Ensure that a node that started from an empty data directory says so
+// only until its replica sees a leader: a later join (a staged node asking
+// for its promotion, or the loop run again after 15 leaderless seconds)
+// must not make a leader hand its leadership over again (internals §9.3).
+func TestJoinerStopsClaimingAnEmptyDataDirOnceItSawALeader(t *testing.T) {
+	t.Parallel()
+	req := joinReq("n4")
+	req.DataDirEmpty = true
+	send := newSender().on("p:1", admitted(ports.JoinStaged))
+	r := newJoinRigFor(t, req, send, "p:1")
+	ctx := context.Background()
+	r.j.Step(ctx)
+	if !send.lastRequest().DataDirEmpty {
+		t.Fatal("the first join did not say the data directory is empty")
+	}
+	r.view.set(true, true)
+	r.j.Step(ctx)
+	if send.count() != 2 || send.lastRequest().DataDirEmpty {
+		t.Fatalf("a join after seeing a leader: %+v (%d asks)", send.lastRequest(), send.count())
+	}
+
+	send = newSender().on("p:1", admitted(ports.JoinVoter))
+	r = newJoinRigFor(t, req, send, "p:1")
+	r.j.SetPace(time.Millisecond, time.Millisecond)
+	r.view.set(true, true)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { r.j.Supervise(ctx, false); close(done) }()
+	defer func() { cancel(); <-done }()
+	reads := r.clock.readCount()
+	waitUntil(t, "the watch to see the leader", func() bool { return r.clock.readCount() > reads+3 })
+	r.view.set(false, false)
+	r.clock.advance(15 * time.Second)
+	waitUntil(t, "a join after 15 leaderless seconds", func() bool { return send.count() == 1 })
+	if send.lastRequest().DataDirEmpty {
+		t.Fatal("the leaderless join still says the data directory is empty")
+	}
+}
