@@ -30,6 +30,7 @@ func (c Config) Validate() error {
 	c.validateStorage(bad)
 	c.validateTopic(bad)
 	c.validateSecurity(bad)
+	c.validateUnbuilt(bad)
 	if c.Fanout.MaxBatchRecords <= 0 {
 		bad("fanout.max_batch_records (%d) must be > 0", c.Fanout.MaxBatchRecords)
 	}

@@ -1,0 +1,38 @@
+package config
+
+import "slices"
+
+// validateUnbuilt refuses a value other than the default for the keys this
+// build parses (so a configuration file written for the original Narad
+// still loads) but does not act on yet: the metrics listener of its own,
+// prepared WAL segments, the Raft snapshot timer and the cold retention
+// walk, and the remote replication section. Accepting them silently would
+// let an operator believe a setting took effect. (The security keys are
+// not listed: a node with security enabled refuses to start in this build
+// anyway.)
+func (c Config) validateUnbuilt(bad func(string, ...any)) {
+	d := Default()
+	unbuilt := map[string]bool{
+		"http.metrics_addr":              c.HTTP.MetricsAddr != d.HTTP.MetricsAddr,
+		"http.metrics_unauthenticated":   c.HTTP.MetricsUnauthenticated != d.HTTP.MetricsUnauthenticated,
+		"storage.ingress_wal_prealloc":   c.Storage.IngressWALPrealloc != d.Storage.IngressWALPrealloc,
+		"storage.cold_retention_walk_ms": c.Storage.ColdRetentionWalkMs != d.Storage.ColdRetentionWalkMs,
+		"cluster.raft_snapshot_interval": c.Cluster.RaftSnapshotInterval != d.Cluster.RaftSnapshotInterval,
+		"cluster.raft_trailing_logs":     c.Cluster.RaftTrailingLogs != d.Cluster.RaftTrailingLogs,
+		"remotes.allowed_hosts":          !slices.Equal(c.Remotes.AllowedHosts, d.Remotes.AllowedHosts),
+		"remotes.allowed_ports":          !slices.Equal(c.Remotes.AllowedPorts, d.Remotes.AllowedPorts),
+		"remotes.allow_addresses":        !slices.Equal(c.Remotes.AllowAddresses, d.Remotes.AllowAddresses),
+		"remotes.max_held_bytes":         c.Remotes.MaxHeldBytes != d.Remotes.MaxHeldBytes,
+		"remotes.api_hop_encrypted":      c.Remotes.APIHopEncrypted != d.Remotes.APIHopEncrypted,
+	}
+	keys := make([]string, 0, len(unbuilt))
+	for k, set := range unbuilt {
+		if set {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		bad("%s is not supported by this build yet; remove it or leave it at its default", k)
+	}
+}

@@ -1,0 +1,36 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// ensure that a key this build parses but does not act on is refused when
+// set away from its default, naming the key, and accepted at its default.
+func TestUnbuiltKeysAreRefusedWhenSet(t *testing.T) {
+	base := map[string]string{"NARAD_SECURITY_ENABLED": "false"}
+	if _, err := Load(Source{Env: env(base)}); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	for key, v := range map[string]string{
+		"NARAD_HTTP_METRICS_ADDR":              "127.0.0.1:9100",
+		"NARAD_CLUSTER_RAFT_SNAPSHOT_INTERVAL": "300s",
+	} {
+		e := map[string]string{key: v}
+		for k, bv := range base {
+			e[k] = bv
+		}
+		_, err := Load(Source{Env: env(e)})
+		if err == nil || !strings.Contains(err.Error(), "is not supported by this build yet") {
+			t.Fatalf("%s=%s: %v, want a refusal naming the key", key, v, err)
+		}
+	}
+	c := Default()
+	c.Storage.IngressWALPrealloc = true
+	c.Storage.DataDir = "/tmp/x"
+	var got []string
+	c.validateUnbuilt(func(f string, args ...any) { got = append(got, args[0].(string)) })
+	if len(got) != 1 || got[0] != "storage.ingress_wal_prealloc" {
+		t.Fatalf("refused %v, want storage.ingress_wal_prealloc", got)
+	}
+}
