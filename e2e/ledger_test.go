@@ -151,32 +151,45 @@ func payloadFor(r *rand.Rand, i int) []byte {
 // or consumes come back empty twice in a row.
 func drain(ctx context.Context, t *testing.T, c *httpclient.Client, topic string, l *ledger, batch int) {
 	t.Helper()
-	empty := 0
-	for empty < 2 {
-		res, err := c.Consume(ctx, topic, httpclient.ConsumeOptions{Max: batch, Wait: waitPerPoll})
+	for empty := 0; empty < 2; {
+		n, err := consumeAndAck(ctx, c, topic, l, batch)
 		if err != nil {
-			t.Fatalf("consume: %v", err)
+			t.Fatal(err)
 		}
-		if len(res.Messages) == 0 {
+		if n == 0 {
 			empty++
 			continue
 		}
 		empty = 0
-		handles := make([]string, 0, len(res.Messages))
-		for _, m := range res.Messages {
-			l.deliver(m)
-			handles = append(handles, m.ReceiptHandle)
-		}
-		results, err := c.AckBatch(ctx, topic, handles, httpclient.OpAck)
-		if err != nil {
-			t.Fatalf("ack batch: %v", err)
-		}
-		for i, r := range results {
-			if r.Status != 204 {
-				t.Fatalf("ack of %s: %d %s", handles[i], r.Status, r.Error)
-			}
+	}
+}
+
+// consumeAndAck consumes up to batch messages, records each delivery in l
+// and acks them in one batch. It returns how many came, and the first
+// failure: of the consume, of the ack batch, or of one ack in it.
+func consumeAndAck(ctx context.Context, c *httpclient.Client, topic string, l *ledger, batch int) (int, error) {
+	res, err := c.Consume(ctx, topic, httpclient.ConsumeOptions{Max: batch, Wait: waitPerPoll})
+	if err != nil {
+		return 0, fmt.Errorf("consume %s: %w", topic, err)
+	}
+	if len(res.Messages) == 0 {
+		return 0, nil
+	}
+	handles := make([]string, 0, len(res.Messages))
+	for _, m := range res.Messages {
+		l.deliver(m)
+		handles = append(handles, m.ReceiptHandle)
+	}
+	results, err := c.AckBatch(ctx, topic, handles, httpclient.OpAck)
+	if err != nil {
+		return len(handles), fmt.Errorf("ack batch on %s: %w", topic, err)
+	}
+	for i, r := range results {
+		if r.Status != 204 {
+			return len(handles), fmt.Errorf("ack of %s: %d %s", handles[i], r.Status, r.Error)
 		}
 	}
+	return len(handles), nil
 }
 
 // ensure that the ledger counts an id lost until its first delivery, whichever of the 202 and the delivery comes first, counts every further delivery as a duplicate, and checks bytes either way.

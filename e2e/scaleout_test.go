@@ -148,31 +148,11 @@ func (tr *scaleTraffic) halt() {
 func scaleConsumeOnce(t *testing.T, c *httpclient.Client, topic string, l *ledger, strict bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := c.Consume(ctx, topic, httpclient.ConsumeOptions{Max: 50, Wait: waitPerPoll})
-	if err != nil {
-		if strict {
-			t.Errorf("consume %s: %v", topic, err)
-		}
-		return 0
-	}
-	handles := make([]string, 0, len(res.Messages))
-	for _, m := range res.Messages {
-		l.deliver(m)
-		handles = append(handles, m.ReceiptHandle)
-	}
-	if len(handles) == 0 {
-		return 0
-	}
-	results, err := c.AckBatch(ctx, topic, handles, httpclient.OpAck)
+	n, err := consumeAndAck(ctx, c, topic, l, 50)
 	if err != nil && strict {
-		t.Errorf("ack %s: %v", topic, err)
+		t.Error(err)
 	}
-	for i, r := range results {
-		if r.Status != 204 && strict {
-			t.Errorf("ack of %s: %d %s", handles[i], r.Status, r.Error)
-		}
-	}
-	return len(handles)
+	return n
 }
 
 // scaleDrain consumes through the given nodes in turn until every accepted
