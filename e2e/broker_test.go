@@ -34,20 +34,7 @@ func TestTenThousandMixedMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newLedger()
-	r := rand.New(rand.NewPCG(1, 2))
-	for start := 0; start < total; start += batch {
-		msgs := make([]httpclient.BatchMessage, 0, batch)
-		for i := start; i < start+batch; i++ {
-			id, payload := fmt.Sprintf("m-%05d", i), payloadFor(r, i)
-			msgs = append(msgs, httpclient.BatchMessage{Key: []byte(id), Payload: payload})
-		}
-		if _, err := c.ProduceBatch(ctx, "ledger", msgs); err != nil {
-			t.Fatalf("batch at %d: %v", start, err)
-		}
-		for _, m := range msgs {
-			l.accept(string(m.Key), m.Payload)
-		}
-	}
+	produceBatches(ctx, t, []*httpclient.Client{c}, "ledger", "m", 1, total, batch, l)
 	drain(ctx, t, c, "ledger", l, batch)
 	lost, dups := l.report()
 	if len(lost) > 0 || len(l.mismatch) > 0 {

@@ -101,19 +101,7 @@ func TestThreeNodesProduceAnywhereConsumeFromOwners(t *testing.T) {
 	}
 	waitPlaced(t, clients[1], "spread")
 	l := newLedger()
-	r := rand.New(rand.NewPCG(5, 6))
-	for start := 0; start < 3000; start += 100 {
-		msgs := make([]httpclient.BatchMessage, 0, 100)
-		for i := start; i < start+100; i++ {
-			msgs = append(msgs, httpclient.BatchMessage{Key: []byte(fmt.Sprintf("c-%05d", i)), Payload: payloadFor(r, i)})
-		}
-		if _, err := clients[1].ProduceBatch(ctx, "spread", msgs); err != nil {
-			t.Fatalf("batch at %d: %v", start, err)
-		}
-		for _, m := range msgs {
-			l.accept(string(m.Key), m.Payload)
-		}
-	}
+	produceBatches(ctx, t, clients[1:2], "spread", "c", 5, 3000, 100, l)
 	for _, c := range clients { // each node serves the partitions it owns
 		drain(ctx, t, c, "spread", l, 100)
 	}

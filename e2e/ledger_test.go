@@ -147,6 +147,26 @@ func payloadFor(r *rand.Rand, i int) []byte {
 	return b
 }
 
+// produceBatches produces total messages with ids prefix-00000 upward in
+// batches of batch, batch k through via[k % len(via)], and records each
+// 202'd message in l; any refusal fails the test.
+func produceBatches(ctx context.Context, t *testing.T, via []*httpclient.Client, topic, prefix string, seed uint64, total, batch int, l *ledger) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for start := 0; start < total; start += batch {
+		msgs := make([]httpclient.BatchMessage, 0, batch)
+		for i := start; i < start+batch; i++ {
+			msgs = append(msgs, httpclient.BatchMessage{Key: []byte(fmt.Sprintf("%s-%05d", prefix, i)), Payload: payloadFor(r, i)})
+		}
+		if _, err := via[(start/batch)%len(via)].ProduceBatch(ctx, topic, msgs); err != nil {
+			t.Fatalf("batch at %d: %v", start, err)
+		}
+		for _, m := range msgs {
+			l.accept(string(m.Key), m.Payload)
+		}
+	}
+}
+
 // drain consumes in batches and acks until every accepted id is delivered
 // or consumes come back empty twice in a row.
 func drain(ctx context.Context, t *testing.T, c *httpclient.Client, topic string, l *ledger, batch int) {

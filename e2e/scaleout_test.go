@@ -264,19 +264,7 @@ func TestScaleOutThreeToFive(t *testing.T) {
 	}
 
 	la := newLedger()
-	r := rand.New(rand.NewPCG(13, 14))
-	for start := 0; start < 1000; start += 100 {
-		msgs := make([]httpclient.BatchMessage, 0, 100)
-		for i := start; i < start+100; i++ {
-			msgs = append(msgs, httpclient.BatchMessage{Key: []byte(fmt.Sprintf("a-%05d", i)), Payload: payloadFor(r, i)})
-		}
-		if _, err := clients[3+(start/100)%2].ProduceBatch(ctx, "after", msgs); err != nil {
-			t.Fatalf("batch at %d via node %d: %v", start, 4+(start/100)%2, err)
-		}
-		for _, m := range msgs {
-			la.accept(string(m.Key), m.Payload)
-		}
-	}
+	produceBatches(ctx, t, clients[3:5], "after", "a", 13, 1000, 100, la)
 	traffic.halt()
 	scaleDrain(t, "after", la, clients[3:])
 	scaleDrain(t, "before", l, clients)
