@@ -52,16 +52,10 @@ func (l *callLog[C]) Fail(node string, err error) {
 	l.fail[node] = err
 }
 
-// failure is the error Fail set for node, nil when none.
-func (l *callLog[C]) failure(node string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.fail[node]
-}
-
-// enter records call and waits at the gate, if one is set; it returns
-// ctx.Err() when the context ends first. Every enter is paired with leave.
-func (l *callLog[C]) enter(ctx context.Context, call C) error {
+// enter records call to node and waits at the gate, if one is set; it
+// returns ctx.Err() when the context ends first, else the error Fail set
+// for node (nil when none). Every enter is paired with leave.
+func (l *callLog[C]) enter(ctx context.Context, node string, call C) error {
 	l.mu.Lock()
 	l.calls = append(l.calls, call)
 	l.inFlight++
@@ -75,7 +69,12 @@ func (l *callLog[C]) enter(ctx context.Context, call C) error {
 			return ctx.Err()
 		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fail[node]
 }
 
 func (l *callLog[C]) leave() {

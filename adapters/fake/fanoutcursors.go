@@ -12,17 +12,14 @@ import (
 var _ ports.FanoutCursors = (*FanoutCursors)(nil)
 
 // FanoutCursors is an in-memory ports.FanoutCursors. Every partition
-// directory exists until RemoveDir (MakeDir brings it back); Corrupt makes a file unreadable until
-// the next Store; FailStores makes Stores fail. Files are keyed by parent
-// name and partition (not incarnation), as on disk. Safe for concurrent
-// use.
+// directory exists until RemoveDir (MakeDir brings it back); Corrupt makes
+// a file unreadable until the next Store. Files are keyed by parent name
+// and partition (not incarnation), as on disk. Safe for concurrent use.
 type FanoutCursors struct {
-	mu        sync.Mutex
-	files     map[cursorKey]ports.FanoutCursor
-	corrupt   map[cursorKey]bool
-	goneDirs  map[cursorDir]bool
-	failStore error
-	stores    int
+	mu       sync.Mutex
+	files    map[cursorKey]ports.FanoutCursor
+	corrupt  map[cursorKey]bool
+	goneDirs map[cursorDir]bool
 }
 
 type cursorDir struct {
@@ -90,20 +87,6 @@ func (f *FanoutCursors) MakeDir(parent domain.PartitionRef) {
 	delete(f.goneDirs, cursorDir{parent.Topic, parent.Partition})
 }
 
-// FailStores makes every Store fail with err until called with nil.
-func (f *FanoutCursors) FailStores(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.failStore = err
-}
-
-// Stores counts the successful Stores.
-func (f *FanoutCursors) Stores() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.stores
-}
-
 // Load returns the file, ok=false when absent.
 func (f *FanoutCursors) Load(parent domain.PartitionRef, child string) (ports.FanoutCursor, bool, error) {
 	f.mu.Lock()
@@ -116,7 +99,7 @@ func (f *FanoutCursors) Load(parent domain.PartitionRef, child string) (ports.Fa
 	return c, ok, nil
 }
 
-// Store writes the file unless its directory is gone or stores fail.
+// Store writes the file unless its directory is gone.
 func (f *FanoutCursors) Store(parent domain.PartitionRef, child string, c ports.FanoutCursor) error {
 	if c.Epoch == "" || c.NextOffset < 0 || domain.ValidateTopicName(child) != nil {
 		return fmt.Errorf("fake cursors: %s %+v: %w", child, c, domain.ErrInvalidRecord)
@@ -124,15 +107,11 @@ func (f *FanoutCursors) Store(parent domain.PartitionRef, child string, c ports.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := keyOf(parent, child)
-	switch {
-	case f.goneDirs[k.dir]:
+	if f.goneDirs[k.dir] {
 		return fmt.Errorf("fake cursors: %s: %w", parent, domain.ErrPartitionDirGone)
-	case f.failStore != nil:
-		return f.failStore
 	}
 	f.files[k] = c
 	delete(f.corrupt, k)
-	f.stores++
 	return nil
 }
 

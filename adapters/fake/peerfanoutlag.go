@@ -70,13 +70,10 @@ func (f *PeerFanoutLag) Cursor(node string, ref domain.PartitionRef, child strin
 // FanoutLag answers node's cursors in ports.PeerFanoutLag's order.
 func (f *PeerFanoutLag) FanoutLag(ctx context.Context, node, parent string, parentID domain.TopicID, parts []int32, children []ports.ChildEpoch) ([]ports.CursorLag, error) {
 	deadline, _ := ctx.Deadline()
-	err := f.enter(ctx, PeerFanoutLagCall{Node: node, Parent: parent, ParentID: parentID, Deadline: deadline,
+	err := f.enter(ctx, node, PeerFanoutLagCall{Node: node, Parent: parent, ParentID: parentID, Deadline: deadline,
 		Parts: append([]int32(nil), parts...), Children: append([]ports.ChildEpoch(nil), children...)})
 	defer f.leave()
 	if err != nil {
-		return nil, err
-	}
-	if err := f.failure(node); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()

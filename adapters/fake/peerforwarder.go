@@ -44,8 +44,8 @@ type ForwardedSettle struct {
 // (never left), ErrFakePeerFailure (the default: sent, no answer), or an
 // owner's domain error. Calls are recorded whatever their outcome. As a
 // ports.TokenPeers it records registrations (RefuseTokens fails them) and
-// notifications, answered claimed unless PassNotifications or OnNotify say
-// otherwise; OnRegister plays the owner's side. Safe for concurrent use.
+// notifications, answered claimed unless PassNotifications says otherwise;
+// OnRegister plays the owner's side. Safe for concurrent use.
 type PeerForwarder struct {
 	mu       sync.Mutex
 	offers   map[string][][]domain.Delivery
@@ -58,7 +58,6 @@ type PeerForwarder struct {
 	notifications []TokenCall
 	tokenErr      error           // answers every RegisterTokens when set
 	passes        map[string]bool // nodes that pass notifications
-	notified      func(TokenCall) (bool, error)
 	registered    func(TokenCall)
 }
 
@@ -168,15 +167,6 @@ func (f *PeerForwarder) PassNotifications(node string, pass bool) {
 	f.passes[node] = pass
 }
 
-// OnNotify routes every later notification to fn instead (nil: the
-// default), e.g. to another node's Service.Notified. fn runs without the
-// fake's lock.
-func (f *PeerForwarder) OnNotify(fn func(TokenCall) (claimed bool, err error)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.notified = fn
-}
-
 // OnRegister calls fn after every later registration the fake accepts
 // (nil: none), e.g. to play an owner that notifies at once. fn runs
 // without the fake's lock, before RegisterTokens returns.
@@ -211,11 +201,8 @@ func (f *PeerForwarder) NotifyToken(ctx context.Context, node, from, topic strin
 	call := TokenCall{Node: node, From: from, Topic: topic}
 	f.mu.Lock()
 	f.notifications = append(f.notifications, call)
-	fn, pass := f.notified, f.passes[node]
+	pass := f.passes[node]
 	f.mu.Unlock()
-	if fn != nil {
-		return fn(call)
-	}
 	return !pass, nil
 }
 

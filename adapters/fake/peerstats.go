@@ -59,12 +59,9 @@ func (f *PeerStats) Set(node string, ref domain.PartitionRef, st ports.LogStats)
 // PartitionStats answers node's stats for parts, in order.
 func (f *PeerStats) PartitionStats(ctx context.Context, node, topic string, id domain.TopicID, parts []int32) ([]ports.LogStats, error) {
 	deadline, _ := ctx.Deadline()
-	err := f.enter(ctx, PeerStatsCall{Node: node, Topic: topic, ID: id, Parts: append([]int32(nil), parts...), Deadline: deadline})
+	err := f.enter(ctx, node, PeerStatsCall{Node: node, Topic: topic, ID: id, Parts: append([]int32(nil), parts...), Deadline: deadline})
 	defer f.leave()
 	if err != nil {
-		return nil, err
-	}
-	if err := f.failure(node); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()

@@ -86,14 +86,25 @@ func (s *Store) loadMarkerLocked(t *topicState) error {
 	if t.known {
 		return nil
 	}
-	b, err := vfs.ReadFile(s.opts.FS, filepath.Join(t.dir, markerFileName))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("segmentlog: read incarnation marker of %s: %w", t.name, err)
+	id, err := readMarker(s.opts.FS, t.dir)
+	if err != nil {
+		return err
 	}
-	id := domain.TopicID(strings.TrimSpace(string(b)))
 	t.id.Store(&id)
 	t.known = true
 	return nil
+}
+
+// readMarker reads the incarnation marker in dir: empty when there is none.
+func readMarker(fsys vfs.FS, dir string) (domain.TopicID, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, markerFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("segmentlog: read incarnation marker of %s: %w", dir, err)
+	}
+	return domain.TopicID(strings.TrimSpace(string(b))), nil
 }
 
 // checkIncarnationLocked compares the directory's marker with id: match →

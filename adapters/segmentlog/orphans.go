@@ -1,13 +1,10 @@
 package segmentlog
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 
-	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
@@ -57,17 +54,6 @@ func parseQuarantine(dir string) (string, domain.TopicID, bool) {
 		return "", "", false
 	}
 	return topic, id, validTopicName(topic)
-}
-
-func readMarker(fsys vfs.FS, dir string) (domain.TopicID, error) {
-	b, err := vfs.ReadFile(fsys, filepath.Join(dir, markerFileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("segmentlog: read incarnation marker of %s: %w", dir, err)
-	}
-	return domain.TopicID(strings.TrimSpace(string(b))), nil
 }
 
 // ReclaimTopicDir deletes d under the guard of the topic named like the

@@ -147,6 +147,11 @@ func (p *pump) queueLocked(topic string) *waitQueue {
 func (p *pump) remove(w *waiter) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.unqueueLocked(w)
+}
+
+// unqueueLocked takes w out of its FIFO, if still there.
+func (p *pump) unqueueLocked(w *waiter) {
 	q, ok := p.queues[w.topic]
 	if !ok {
 		return
@@ -217,16 +222,14 @@ func (p *pump) head(topic string, pinned bool, part int32) *waiter {
 func (p *pump) take(w *waiter) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.takeLocked(w)
+}
+
+func (p *pump) takeLocked(w *waiter) bool {
 	if !w.state.CompareAndSwap(waiterParked, waiterServed) {
 		return false
 	}
-	q := p.queueLocked(w.topic)
-	if w.sc.pinned {
-		q.pinned[w.sc.partition] = p.without(q.pinned[w.sc.partition], w)
-	} else {
-		q.shared = p.without(q.shared, w)
-	}
-	p.pruneLocked(w.topic, q)
+	p.unqueueLocked(w)
 	return true
 }
 
@@ -245,14 +248,11 @@ func (p *pump) hand(w *waiter, a answer) {
 // owner's notified record; false when none is parked (a pass).
 func (p *pump) handClaim(topic, owner string) bool {
 	p.mu.Lock()
-	q, ok := p.queues[topic]
 	var w *waiter
-	if ok {
-		for i, x := range q.shared {
-			if x.routed && x.state.CompareAndSwap(waiterParked, waiterServed) {
+	if q, ok := p.queues[topic]; ok {
+		for _, x := range q.shared {
+			if x.routed && p.takeLocked(x) {
 				w = x
-				q.shared = append(q.shared[:i], q.shared[i+1:]...)
-				p.pruneLocked(topic, q)
 				break
 			}
 		}
@@ -261,7 +261,6 @@ func (p *pump) handClaim(topic, owner string) bool {
 	if w == nil {
 		return false
 	}
-	p.parked.Add(-1)
 	w.reply <- answer{claim: owner}
 	return true
 }

@@ -48,7 +48,10 @@ func (p *pump) watch() ([]reflect.SelectCase, bool) {
 		cases = p.changed(cases, t, parts)
 	}
 	for _, name := range p.svc.tokens.offerable(p.svc.clock.Now()) {
-		if t, parts, err := p.local(name); err == nil && !watched[name] {
+		if watched[name] {
+			continue
+		}
+		if t, parts, err := p.local(name); err == nil {
 			cases = p.changed(cases, t, parts)
 		}
 	}

@@ -122,19 +122,9 @@ func (t lagTally) add(parts int, got []ports.CursorLag) {
 // childLags groups t's partitions by owner, asks each owner once (this
 // node locally first) and sums the answers.
 func (s *Service) childLags(ctx context.Context, t meta.Topic, children []ports.ChildEpoch) (lagTally, error) {
-	rows, err := s.store.Assignments(t.Name)
+	owners, members, err := s.owners(t)
 	if err != nil {
-		return lagTally{}, readFailure(err)
-	}
-	members, err := s.store.Members()
-	if err != nil {
-		return lagTally{}, readFailure(err)
-	}
-	owners := make(map[int32]string, len(rows))
-	for _, r := range rows {
-		if r.TopicID == "" || r.TopicID == t.ID {
-			owners[r.Partition] = r.Owner
-		}
+		return lagTally{}, err
 	}
 	tally := newLagTally(len(children))
 	var asks ownerAsks

@@ -89,19 +89,9 @@ func (s *Service) currentSchema(topic string) (int32, []byte, error) {
 // partitionStats builds the entries of partitions [from, to): local ones
 // from this node's logs, then other live owners' from those owners.
 func (s *Service) partitionStats(ctx context.Context, t meta.Topic, from, to int32) ([]PartitionStats, error) {
-	rows, err := s.store.Assignments(t.Name)
+	owners, members, err := s.owners(t)
 	if err != nil {
-		return nil, readFailure(err)
-	}
-	owners := make(map[int32]string, len(rows))
-	for _, r := range rows {
-		if r.TopicID == "" || r.TopicID == t.ID {
-			owners[r.Partition] = r.Owner
-		}
-	}
-	members, err := s.store.Members()
-	if err != nil {
-		return nil, readFailure(err)
+		return nil, err
 	}
 	out := make([]PartitionStats, 0, to-from)
 	var remote ownerAsks
@@ -114,6 +104,27 @@ func (s *Service) partitionStats(ctx context.Context, t meta.Topic, from, to int
 	}
 	s.fetchRemote(ctx, t, remote, out)
 	return out, nil
+}
+
+// owners reads the owner of each of t's partitions (rows of another
+// incarnation left out; an unassigned partition is absent) and the member
+// table.
+func (s *Service) owners(t meta.Topic) (map[int32]string, []meta.Member, error) {
+	rows, err := s.store.Assignments(t.Name)
+	if err != nil {
+		return nil, nil, readFailure(err)
+	}
+	owners := make(map[int32]string, len(rows))
+	for _, r := range rows {
+		if r.TopicID == "" || r.TopicID == t.ID {
+			owners[r.Partition] = r.Owner
+		}
+	}
+	members, err := s.store.Members()
+	if err != nil {
+		return nil, nil, readFailure(err)
+	}
+	return owners, members, nil
 }
 
 // oneStats reports partition p: real numbers when this node owns it, a

@@ -2,9 +2,7 @@ package topics
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/narad/narad/domain"
@@ -120,16 +118,7 @@ func linkRefusal(detail string) error {
 
 // newEpoch returns a fresh attach epoch: 8 random bytes, lowercase hex
 // (internals.md §6.3).
-func (s *Service) newEpoch() (string, error) {
-	var b [attachEpochBytes]byte
-	s.randMu.Lock()
-	_, err := io.ReadFull(s.random, b[:])
-	s.randMu.Unlock()
-	if err != nil {
-		return "", fmt.Errorf("topics: read random epoch: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
+func (s *Service) newEpoch() (string, error) { return s.randomHex(attachEpochBytes, "epoch") }
 
 // attachPoint asks every partition owner of parent for its committed high
 // watermark (internals.md §6.3): local partitions by a peek, others over

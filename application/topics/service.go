@@ -108,15 +108,19 @@ func New(store ports.MetadataStore, logs ports.PartitionLogs, schemas ports.Sche
 }
 
 // newTopicID mints an incarnation id: 8 random bytes as 16 hex characters.
-func (s *Service) newTopicID() (string, error) {
-	var b [topicIDBytes]byte
+func (s *Service) newTopicID() (string, error) { return s.randomHex(topicIDBytes, "id") }
+
+// randomHex reads n random bytes and returns them as lowercase hex; what
+// names the value in the error.
+func (s *Service) randomHex(n int, what string) (string, error) {
+	b := make([]byte, n)
 	s.randMu.Lock()
-	_, err := io.ReadFull(s.random, b[:])
+	_, err := io.ReadFull(s.random, b)
 	s.randMu.Unlock()
 	if err != nil {
-		return "", fmt.Errorf("topics: read random id: %w", err)
+		return "", fmt.Errorf("topics: read random %s: %w", what, err)
 	}
-	return hex.EncodeToString(b[:]), nil
+	return hex.EncodeToString(b), nil
 }
 
 // envelope stamps ev with the proposer's clock. The actor stays empty until
