@@ -96,10 +96,10 @@ func (s *slab) dropBehind(b ports.LogBounds) {
 // fill completes a slab whose first read returned recs: top up while
 // everything read is due, then cut at the first record not yet due.
 func (c *cursor) fill(s slab, recs []domain.Record) slab {
-	if due, _ := c.due(recs); len(due) == len(recs) {
-		recs = c.topUp(recs)
-	}
 	due, blockedAt := c.due(recs)
+	if len(due) == len(recs) {
+		due, blockedAt = c.due(c.topUp(recs))
+	}
 	c.noteDue(due, blockedAt)
 	if len(due) == 0 {
 		c.sleepUntilDue(blockedAt)
