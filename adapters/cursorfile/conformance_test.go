@@ -25,14 +25,7 @@ func TestFanoutCursorsConformance(t *testing.T) {
 				}
 				return porttest.FanoutCursorsFixture{
 					Cursors: s,
-					MakeDir: func(t *testing.T, ref domain.PartitionRef) {
-						if err := fs.MkdirAll(segmentlog.PartitionDir(dir, ref.Topic, ref.Partition)); err != nil {
-							t.Fatal(err)
-						}
-						if err := vfs.WriteFileAtomic(fs, segmentlog.MarkerPath(dir, ref.Topic), []byte(ref.TopicID)); err != nil {
-							t.Fatal(err)
-						}
-					},
+					MakeDir: func(t *testing.T, ref domain.PartitionRef) { makePartitionDir(t, fs, dir, ref) },
 					RemoveDir: func(t *testing.T, ref domain.PartitionRef) {
 						if err := fs.RemoveAll(segmentlog.PartitionDir(dir, ref.Topic, ref.Partition)); err != nil {
 							t.Fatal(err)

@@ -26,13 +26,20 @@ var parent = domain.PartitionRef{Topic: "orders", TopicID: parentID, Partition: 
 func partitionFS(t *testing.T, id domain.TopicID) *vfs.MemFS {
 	t.Helper()
 	mem := vfs.NewMem()
-	if err := mem.MkdirAll(segmentlog.PartitionDir(dataDir, parent.Topic, parent.Partition)); err != nil {
-		t.Fatal(err)
-	}
-	if err := vfs.WriteFileAtomic(mem, segmentlog.MarkerPath(dataDir, parent.Topic), []byte(id)); err != nil {
-		t.Fatal(err)
-	}
+	makePartitionDir(t, mem, dataDir, domain.PartitionRef{Topic: parent.Topic, TopicID: id, Partition: parent.Partition})
 	return mem
+}
+
+// makePartitionDir lays out what adapters/segmentlog would under dir: ref's
+// partition directory and its topic's marker naming ref.TopicID.
+func makePartitionDir(t *testing.T, fsys vfs.FS, dir string, ref domain.PartitionRef) {
+	t.Helper()
+	if err := fsys.MkdirAll(segmentlog.PartitionDir(dir, ref.Topic, ref.Partition)); err != nil {
+		t.Fatal(err)
+	}
+	if err := vfs.WriteFileAtomic(fsys, segmentlog.MarkerPath(dir, ref.Topic), []byte(ref.TopicID)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func newStore(t *testing.T, fsys vfs.FS) *Store {

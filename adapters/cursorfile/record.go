@@ -2,7 +2,6 @@ package cursorfile
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,8 +35,7 @@ func encode(c ports.FanoutCursor) (rec []byte, fixed bool) {
 		}
 	}
 	rec = append(rec, '\n')
-	sum := crc32.Checksum(rec[crcFieldEnd:], castagnoli)
-	hex.Encode(rec[len(crcPrefix):len(crcPrefix)+crcHexDigits], []byte{byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)})
+	copy(rec[len(crcPrefix):], crcHex(rec[crcFieldEnd:]))
 	return rec, fixed
 }
 
@@ -97,25 +95,16 @@ func checkCRC(b []byte) error {
 		return fmt.Errorf("cursorfile: truncated crc field: %w", errChecksum)
 	}
 	digits := b[len(crcPrefix) : len(crcPrefix)+crcHexDigits]
-	var want [4]byte
-	if !lowerHex(digits) {
-		return fmt.Errorf("cursorfile: crc %q is not lowercase hex: %w", digits, errChecksum)
-	}
-	_, _ = hex.Decode(want[:], digits)
-	got := crc32.Checksum(b[crcFieldEnd:], castagnoli)
-	if uint32(want[0])<<24|uint32(want[1])<<16|uint32(want[2])<<8|uint32(want[3]) != got {
-		return fmt.Errorf("cursorfile: crc %s, bytes sum to %08x: %w", digits, got, errChecksum)
+	if want := crcHex(b[crcFieldEnd:]); !bytes.Equal(digits, want) {
+		return fmt.Errorf("cursorfile: crc %q, bytes sum to %s: %w", digits, want, errChecksum)
 	}
 	return nil
 }
 
-func lowerHex(b []byte) bool {
-	for _, c := range b {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+// crcHex spells the CRC-32C of covered as the crc field does: 8 lowercase
+// hex digits, so encode and checkCRC agree byte for byte.
+func crcHex(covered []byte) []byte {
+	return fmt.Appendf(nil, "%0*x", crcHexDigits, crc32.Checksum(covered, castagnoli))
 }
 
 // validCursor checks what Store writes and decode accepts.

@@ -28,9 +28,11 @@ func TestCopiesFromTheAttachPointWithKeys(t *testing.T) {
 		c, ok := e.cursorAt(t, "orders", 0, "audit")
 		return ok && c.Epoch == topicID(90) && c.NextOffset == 6
 	})
-	if got := e.metrics.get("copied orders/audit"); got != 3 {
-		t.Errorf("narad_fanout_committed_total %d, want 3", got)
-	}
+	// The metrics follow the cursor write: poll them too. Batch bytes count
+	// key+payload (api.md §7, narad_fanout_batch_bytes): 2+7 + 7 + 2+7.
+	eventually(t, "the copy and batch metrics", func() bool {
+		return e.metrics.get("copied orders/audit") == 3 && e.metrics.get("batch_records") == 3 && e.metrics.get("batch_bytes") == 25
+	})
 	st, ok := e.engine.Cursor("orders", 0, "audit")
 	if !ok || st.NextOffset != 6 || st.Lag != 0 || st.Epoch != topicID(90) {
 		t.Errorf("status %+v %v", st, ok)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 // slab is one read of the parent: the records to deliver, where the cursor
@@ -45,8 +46,7 @@ func (c *cursor) readSlab(next int64) (slab, error) {
 			}
 			return s, nil
 		case s.end < b.Oldest:
-			s.dropped += max(min(b.Oldest, b.HighWatermark)-s.end, 0)
-			s.end = b.Oldest
+			s.dropBehind(b)
 			continue
 		}
 		recs, err := c.e.d.Logs.Read(c.ctx, c.ref, s.end, c.e.o.BatchMaxRecords, c.e.o.BatchMaxBytes)
@@ -78,8 +78,7 @@ func (c *cursor) skipGone(s *slab) error {
 		return err
 	}
 	if s.end < b.Oldest {
-		s.dropped += max(min(b.Oldest, b.HighWatermark)-s.end, 0)
-		s.end = b.Oldest
+		s.dropBehind(b)
 		return nil
 	}
 	s.end++
@@ -87,13 +86,20 @@ func (c *cursor) skipGone(s *slab) error {
 	return nil
 }
 
+// dropBehind jumps s from below the oldest retained record to it, counting
+// as lost only the offsets that had been visible.
+func (s *slab) dropBehind(b ports.LogBounds) {
+	s.dropped += max(min(b.Oldest, b.HighWatermark)-s.end, 0)
+	s.end = b.Oldest
+}
+
 // fill completes a slab whose first read returned recs: top up while
 // everything read is due, then cut at the first record not yet due.
 func (c *cursor) fill(s slab, recs []domain.Record) slab {
-	if due, _ := c.due(recs); len(due) == len(recs) {
-		recs = c.topUp(recs)
-	}
 	due, blockedAt := c.due(recs)
+	if len(due) == len(recs) {
+		due, blockedAt = c.due(c.topUp(recs))
+	}
 	c.noteDue(due, blockedAt)
 	if len(due) == 0 {
 		c.sleepUntilDue(blockedAt)
@@ -101,19 +107,14 @@ func (c *cursor) fill(s slab, recs []domain.Record) slab {
 	}
 	s.recs = due
 	s.end = due[len(due)-1].Offset + 1
-	for _, r := range due {
-		s.bytes += len(r.Key) + len(r.Payload)
-	}
+	s.bytes = keyPayloadBytes(due)
 	return s
 }
 
 // topUp reads on after recs until the slab is full or the linger passes.
 func (c *cursor) topUp(recs []domain.Record) []domain.Record {
 	deadline := time.Now().Add(c.e.o.Linger)
-	size := 0
-	for _, r := range recs {
-		size += len(r.Key) + len(r.Payload)
-	}
+	size := keyPayloadBytes(recs)
 	for len(recs) < c.e.o.BatchMaxRecords && size < c.e.o.BatchMaxBytes {
 		from := recs[len(recs)-1].Offset + 1
 		w, err := c.e.d.Logs.Changed(c.ref)
@@ -130,12 +131,19 @@ func (c *cursor) topUp(recs []domain.Record) []domain.Record {
 		if err != nil || len(more) == 0 {
 			return recs // a gap or a damaged frame waits for the next slab
 		}
-		for _, r := range more {
-			size += len(r.Key) + len(r.Payload)
-		}
+		size += keyPayloadBytes(more)
 		recs = append(recs, more...)
 	}
 	return recs
+}
+
+// keyPayloadBytes is what BatchMaxBytes and the batch-bytes histogram count.
+func keyPayloadBytes(recs []domain.Record) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Key) + len(r.Payload)
+	}
+	return n
 }
 
 // due returns the prefix of recs deliverable now (§6.4): for a delay child

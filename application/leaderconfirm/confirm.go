@@ -111,16 +111,8 @@ func (c *Confirmer) NotOwner(ctx context.Context, ref domain.PartitionRef, self 
 // link has another epoch.
 func (c *Confirmer) LinkGone(ctx context.Context, parent, child, epoch string) Decision {
 	return c.confirm(ctx, func() (Decision, error) {
-		t, ok, err := c.store.Topic(child)
-		switch {
-		case err != nil:
-			return Decision{}, err
-		case !ok || t.Parent != parent:
-			return destroy("link dissolved"), nil
-		case t.AttachEpoch != epoch:
-			return destroy("link re-attached at another epoch"), nil
-		}
-		return keep("link live at that epoch", nil), nil
+		live, reason, err := c.linkAt(parent, child, epoch)
+		return Decision{Destroy: !live, Reason: reason}, err
 	})
 }
 
@@ -130,15 +122,22 @@ func (c *Confirmer) LinkGone(ctx context.Context, parent, child, epoch string) D
 // has child attached to parent at exactly that epoch.
 func (c *Confirmer) LinkLive(ctx context.Context, parent, child, epoch string) Decision {
 	return c.confirm(ctx, func() (Decision, error) {
-		t, ok, err := c.store.Topic(child)
-		switch {
-		case err != nil:
-			return Decision{}, err
-		case !ok || t.Parent != parent:
-			return keep("link dissolved", nil), nil
-		case t.AttachEpoch != epoch:
-			return keep("link re-attached at another epoch", nil), nil
-		}
-		return destroy("link live at that epoch"), nil
+		live, reason, err := c.linkAt(parent, child, epoch)
+		return Decision{Destroy: live, Reason: reason}, err
 	})
+}
+
+// linkAt reads whether the view has child attached to parent at epoch, and
+// says why not: the one judgement LinkGone and LinkLive answer opposite ways.
+func (c *Confirmer) linkAt(parent, child, epoch string) (live bool, reason string, err error) {
+	t, ok, err := c.store.Topic(child)
+	switch {
+	case err != nil:
+		return false, "", err
+	case !ok || t.Parent != parent:
+		return false, "link dissolved", nil
+	case t.AttachEpoch != epoch:
+		return false, "link re-attached at another epoch", nil
+	}
+	return true, "link live at that epoch", nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/leaderconfirm"
@@ -104,3 +105,20 @@ func TestSweepAsksTheConfirmedView(t *testing.T) {
 type laggingStore struct{ *fake.MetaStore }
 
 func (laggingStore) Topic(string) (meta.Topic, bool, error) { return meta.Topic{}, false, nil }
+
+// Ensure that Run stops on its own after a pass that confirmed every
+// candidate (§9.8: the sweep is a startup pass, not a resident loop).
+func TestRunStopsOnceEveryCandidateIsConfirmed(t *testing.T) {
+	t.Parallel()
+	_, fd, sw := setup(t, liveDir, deletedDir)
+	done := make(chan struct{})
+	go func() { sw.Run(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run kept going after a fully confirmed pass")
+	}
+	if fmt.Sprint(fd.Names()) != "[live]" {
+		t.Fatalf("left %v", fd.Names())
+	}
+}
