@@ -59,21 +59,6 @@ func TestNodeServesPartitionStats(t *testing.T) {
 	}
 }
 
-// waitReady polls /readyz until the node answers 200.
-func waitReady(t *testing.T, base string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if code, _, err := getJSON(base + "/readyz"); err == nil && code == 200 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("node never ready")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the node, bounded by the deadline
-	}
-}
-
 // ensure that a node answers op 17 (FanoutCursors) for the parent
 // partitions it owns over node RPC: every cursor of an attached child
 // reports once anchored, at the child's attach epoch only (api.md §2.11,

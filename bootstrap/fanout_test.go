@@ -27,21 +27,7 @@ func startedNodeWithStore(t *testing.T) (string, ports.MetadataStore, string) {
 	if err := app.Err(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := app.Stop(stop); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
-	base := "http://" + cfg.HTTP.Addr
-	waitUntil(t, "the node ready", func() bool { code, _, err := getJSON(base + "/readyz"); return err == nil && code == 200 })
-	return base, store, cfg.Cluster.NodeID
+	return serveApp(t, app, cfg), store, cfg.Cluster.NodeID
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {

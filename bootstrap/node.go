@@ -117,14 +117,8 @@ func waitAdmitted(ctx context.Context, adm Admission, log *zap.Logger) error {
 		return nil
 	}
 	log.Info("waiting to be admitted to the cluster")
-	t := time.NewTicker(catchUpPollInterval)
-	defer t.Stop()
-	for !adm.Admitted() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("not admitted to the cluster: %w", ctx.Err())
-		case <-t.C:
-		}
+	if err := pollUntil(ctx, catchUpPollInterval, adm.Admitted); err != nil {
+		return fmt.Errorf("not admitted to the cluster: %w", err)
 	}
 	log.Info("admitted to the cluster")
 	return nil
@@ -133,12 +127,21 @@ func waitAdmitted(ctx context.Context, adm Admission, log *zap.Logger) error {
 func waitCaughtUp(ctx context.Context, f ports.MetadataFreshness) error {
 	ctx, cancel := context.WithTimeout(ctx, startupCatchUpWaitMax)
 	defer cancel()
-	t := time.NewTicker(catchUpPollInterval)
+	if err := pollUntil(ctx, catchUpPollInterval, f.CaughtUp); err != nil {
+		return fmt.Errorf("metadata replica not caught up within %s: %w", startupCatchUpWaitMax, err)
+	}
+	return nil
+}
+
+// pollUntil checks cond at once and then every interval until it holds
+// (nil) or ctx ends (ctx's error).
+func pollUntil(ctx context.Context, every time.Duration, cond func() bool) error {
+	t := time.NewTicker(every)
 	defer t.Stop()
-	for !f.CaughtUp() {
+	for !cond() {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("metadata replica not caught up within %s: %w", startupCatchUpWaitMax, ctx.Err())
+			return ctx.Err()
 		case <-t.C:
 		}
 	}

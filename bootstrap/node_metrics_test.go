@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/bootstrap/config"
@@ -29,6 +30,13 @@ func runNode(t *testing.T, cfg config.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveApp(t, app, cfg)
+}
+
+// serveApp starts app, the node graph built for cfg, stops it at the
+// test's end, and returns its base URL once it is ready.
+func serveApp(t *testing.T, app *fx.App, cfg config.Config) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := app.Start(ctx); err != nil {
@@ -37,10 +45,12 @@ func runNode(t *testing.T, cfg config.Config) string {
 	t.Cleanup(func() {
 		stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = app.Stop(stop)
+		if err := app.Stop(stop); err != nil {
+			t.Errorf("stop: %v", err)
+		}
 	})
 	base := "http://" + cfg.HTTP.Addr
-	waitReady(t, base)
+	waitUntil(t, "the node ready", func() bool { code, _, err := getJSON(base + "/readyz"); return err == nil && code == 200 })
 	return base
 }
 

@@ -32,14 +32,5 @@ func runOrphanSweep(lc fx.Lifecycle, s ports.MetadataStore, dirs *segmentlog.Sto
 
 // waitLatch polls the ownership latch until it is set (true) or ctx ends.
 func waitLatch(ctx context.Context, latch *leaderconfirm.Latch) bool {
-	t := time.NewTicker(latchPollInterval)
-	defer t.Stop()
-	for !latch.Ready(ctx) {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-		}
-	}
-	return true
+	return pollUntil(ctx, latchPollInterval, func() bool { return latch.Ready(ctx) }) == nil
 }

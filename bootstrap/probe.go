@@ -17,9 +17,16 @@ import (
 // and starts join-only when one answers for a configured cluster instead
 // of seeding a rival configuration; on a brand-new install nobody answers
 // and it bootstraps. A node with Raft state restarts from it and never
-// probes; a node outside the initial members is join-only already and
-// only sends its join first (askBeforeJoining); a node without peers has
-// nobody to ask.
+// probes; a node without peers has nobody to ask.
+//
+// A fresh node outside the initial members starts join-only whatever the
+// answer, as a non-voter (the log it replays stages it before it promotes
+// it); it sends the same join first, before its replica starts. For a
+// voter whose volume was wiped the leader answers after handing its
+// leadership over (membership.Admitter), so no heartbeat of the old leader
+// carries a commit index the empty log cannot reach; a new node is staged
+// by that join, as its join loop would have done. When nobody answers, its
+// join loop keeps asking.
 //
 // The probe needs the node-RPC client, not its server: this node's own
 // server starts after the metastore, so while peers probe each other on a
@@ -32,45 +39,28 @@ func joinInsteadOfBootstrap(cfg config.Config, id NodeIdentity, h *metastore.Hos
 	if len(cfg.Cluster.Peers) == 0 || h.HasMetadataState() {
 		return membership.ProbeResult{}, nil
 	}
-	if _, listed := members[id.ID]; !listed {
-		return askBeforeJoining(cfg, id, c, log)
-	}
 	peers, err := peerRPCAddrs(cfg, id)
 	if err != nil {
 		return membership.ProbeResult{}, err
 	}
 	log = log.With(zap.String("component", "join"))
-	log.Info("initial member with an empty volume: probing the peers for a configured cluster", zap.Strings("peers", peers))
+	_, initial := members[id.ID]
+	if initial {
+		log.Info("initial member with an empty volume: probing the peers for a configured cluster", zap.Strings("peers", peers))
+	}
 	r := membership.ProbeForCluster(context.Background(), membership.ProbeConfig{
 		Sender: quicpeer.NewJoinClient(c), Request: joinRequest(id, true), Peers: peers, Log: newSlog(log),
 	})
-	if r.Found {
+	switch {
+	case !initial:
+		log.Info("fresh join-only node: asked the cluster before starting its replica",
+			zap.String("peer", r.Peer), zap.String("answer", r.Answer))
+		return membership.ProbeResult{Found: true, Peer: r.Peer, Answer: r.Answer}, nil
+	case r.Found:
 		log.Warn("peers answered for a configured cluster: starting join-only", zap.String("peer", r.Peer),
 			zap.String("answer", r.Answer), zap.Bool("as_voter", r.AsVoter))
-		return r, nil
+	default:
+		log.Info("no peer answered for a configured cluster: bootstrapping")
 	}
-	log.Info("no peer answered for a configured cluster: bootstrapping")
 	return r, nil
-}
-
-// askBeforeJoining runs for a fresh node outside the initial members, which
-// starts join-only whatever the answer: it sends its join before its
-// replica starts. For a voter whose volume was wiped the leader answers
-// after handing its leadership over (membership.Admitter), so no heartbeat
-// of the old leader carries a commit index the empty log cannot reach; a
-// new node is staged by that join, as its join loop would have done. The
-// replica starts as a non-voter either way: the log it replays stages it
-// before it promotes it. When nobody answers, its join loop keeps asking.
-func askBeforeJoining(cfg config.Config, id NodeIdentity, c *quicpeer.Client, log *zap.Logger) (membership.ProbeResult, error) {
-	peers, err := peerRPCAddrs(cfg, id)
-	if err != nil {
-		return membership.ProbeResult{}, err
-	}
-	log = log.With(zap.String("component", "join"))
-	r := membership.ProbeForCluster(context.Background(), membership.ProbeConfig{
-		Sender: quicpeer.NewJoinClient(c), Request: joinRequest(id, true), Peers: peers, Log: newSlog(log),
-	})
-	log.Info("fresh join-only node: asked the cluster before starting its replica",
-		zap.String("peer", r.Peer), zap.String("answer", r.Answer))
-	return membership.ProbeResult{Found: true, Peer: r.Peer, Answer: r.Answer}, nil
 }

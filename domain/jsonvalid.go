@@ -5,11 +5,12 @@ package domain
 // fuzz test holds them equal) but in one allocation-free pass: rendering
 // every delivered payload asks this question.
 func validJSON(b []byte) bool {
-	var stack []byte // open containers: '{' or '['; empty for a scalar
+	var open [32]byte
+	stack := open[:0] // open containers: '{' or '['; empty for a scalar
 	i := skipSpace(b, 0)
 	for {
 		var ok bool
-		if i, ok = scanValue(b, i, &stack); !ok {
+		if i, stack, ok = scanValue(b, i, stack); !ok {
 			return false
 		}
 		for {
@@ -41,44 +42,48 @@ func validJSON(b []byte) bool {
 	}
 }
 
-// scanValue scans one value at i. An opening bracket is pushed and, when
-// the container is not empty, scanning continues at its first member; an
-// empty container is consumed whole.
-func scanValue(b []byte, i int, stack *[]byte) (int, bool) {
-	if i >= len(b) {
-		return i, false
+// scanValue scans one value at i and returns the stack of open
+// containers. An opening bracket is pushed and, when the container is not
+// empty, scanning continues at its first member; an empty container is
+// consumed whole. The stack is passed and returned by value so that the
+// caller's array backs it and nothing is allocated for shallow nesting.
+func scanValue(b []byte, i int, stack []byte) (int, []byte, bool) {
+	for {
+		if i >= len(b) {
+			return i, stack, false
+		}
+		var ok bool
+		switch c := b[i]; {
+		case c == '{':
+			j := skipSpace(b, i+1)
+			if j < len(b) && b[j] == '}' {
+				return j + 1, stack, true
+			}
+			stack = append(stack, '{')
+			if i, ok = scanKey(b, j); !ok {
+				return i, stack, false
+			}
+			continue
+		case c == '[':
+			j := skipSpace(b, i+1)
+			if j < len(b) && b[j] == ']' {
+				return j + 1, stack, true
+			}
+			stack, i = append(stack, '['), j
+			continue
+		case c == '"':
+			i, ok = scanString(b, i)
+		case c == '-' || (c >= '0' && c <= '9'):
+			i, ok = scanNumber(b, i)
+		case c == 't':
+			i, ok = scanLiteral(b, i, "true")
+		case c == 'f':
+			i, ok = scanLiteral(b, i, "false")
+		case c == 'n':
+			i, ok = scanLiteral(b, i, "null")
+		}
+		return i, stack, ok
 	}
-	switch c := b[i]; {
-	case c == '{':
-		j := skipSpace(b, i+1)
-		if j < len(b) && b[j] == '}' {
-			return j + 1, true
-		}
-		*stack = append(*stack, '{')
-		j, ok := scanKey(b, j)
-		if !ok {
-			return j, false
-		}
-		return scanValue(b, j, stack)
-	case c == '[':
-		j := skipSpace(b, i+1)
-		if j < len(b) && b[j] == ']' {
-			return j + 1, true
-		}
-		*stack = append(*stack, '[')
-		return scanValue(b, j, stack)
-	case c == '"':
-		return scanString(b, i)
-	case c == '-' || (c >= '0' && c <= '9'):
-		return scanNumber(b, i)
-	case c == 't':
-		return scanLiteral(b, i, "true")
-	case c == 'f':
-		return scanLiteral(b, i, "false")
-	case c == 'n':
-		return scanLiteral(b, i, "null")
-	}
-	return i, false
 }
 
 // scanKey scans `"key" :` and the whitespace after the colon.

@@ -51,3 +51,12 @@ func BenchmarkValidJSON(b *testing.B) {
 		}
 	})
 }
+
+// ensure that validJSON allocates nothing for a nested payload: rendering
+// every delivered payload asks it.
+func TestValidJSONDoesNotAllocate(t *testing.T) {
+	payload := []byte(`{"a":[{"b":[1,2,{"c":"d"}]}],"e":{"f":null}}`)
+	if n := testing.AllocsPerRun(100, func() { validJSON(payload) }); n != 0 {
+		t.Fatalf("%v allocations per call", n)
+	}
+}

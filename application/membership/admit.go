@@ -202,6 +202,13 @@ func (a *Admitter) checkRelease(j Join) error {
 	return nil
 }
 
+// ledLongEnough reports whether this replica has led for the promotion
+// tenure (internals §9.3).
+func (a *Admitter) ledLongEnough() bool {
+	since, ok := a.store.LeaderSince()
+	return ok && a.now().Sub(since) >= promotionLeaderTenureMin
+}
+
 // linkFailing reports whether a connection failure to raftAddr counts: it
 // happened within the window and no connection succeeded after it.
 func (a *Admitter) linkFailing(raftAddr string) bool {
@@ -214,7 +221,7 @@ func (a *Admitter) promote(ctx context.Context, j Join, id uint64, voters int) (
 	if voters >= a.maxVoters {
 		return deferred("the shard has its %d voters", a.maxVoters), nil
 	}
-	if since, ok := a.store.LeaderSince(); !ok || a.now().Sub(since) < promotionLeaderTenureMin {
+	if !a.ledLongEnough() {
 		return deferred("the leader has led for less than %s", promotionLeaderTenureMin), nil
 	}
 	if a.linkFailing(j.RaftAddr) {

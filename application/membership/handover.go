@@ -41,7 +41,7 @@ func (a *Admitter) handOver(ctx context.Context, j Join, id uint64, m ports.Raft
 	if !slices.ContainsFunc(members, func(mb meta.Member) bool { return mb.ID == j.NodeID }) {
 		return nil
 	}
-	if since, ok := a.store.LeaderSince(); !ok || a.now().Sub(since) < promotionLeaderTenureMin {
+	if !a.ledLongEnough() {
 		return nil
 	}
 	target, ok := a.handOverTarget(m, members, id)

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -109,31 +111,18 @@ func (v *fakeView) CaughtUp() bool {
 	return v.caughtUp
 }
 
-// manualClock moves only when told and counts its reads.
-type manualClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	reads int
+// countingClock is a fake.Clock that counts its reads.
+type countingClock struct {
+	*fake.Clock
+	reads atomic.Int64
 }
 
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reads++
-	return c.now
+func (c *countingClock) Now() time.Time {
+	c.reads.Add(1)
+	return c.Clock.Now()
 }
 
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *manualClock) readCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reads
-}
+func (c *countingClock) readCount() int64 { return c.reads.Load() }
 
 // logBuffer collects a logger's text output.
 type logBuffer struct {
@@ -157,7 +146,7 @@ type joinRig struct {
 	j     *membership.Joiner
 	send  *fakeSender
 	view  *fakeView
-	clock *manualClock
+	clock *countingClock
 	logs  *logBuffer
 }
 
@@ -169,7 +158,7 @@ func newJoinRig(t *testing.T, send *fakeSender, peers ...string) *joinRig {
 // newJoinRigFor is newJoinRig sending req.
 func newJoinRigFor(t *testing.T, req ports.JoinRequest, send *fakeSender, peers ...string) *joinRig {
 	t.Helper()
-	r := &joinRig{send: send, view: &fakeView{}, clock: &manualClock{now: time.Unix(1_700_000_000, 0)}, logs: &logBuffer{}}
+	r := &joinRig{send: send, view: &fakeView{}, clock: &countingClock{Clock: fake.NewClock(time.Unix(1_700_000_000, 0))}, logs: &logBuffer{}}
 	r.j = membership.NewJoiner(membership.JoinerConfig{
 		Sender: send, View: r.view, Clock: r.clock, Log: slog.New(slog.NewTextHandler(r.logs, nil)),
 		Request: req, Peers: peers,

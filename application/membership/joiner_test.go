@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -220,17 +221,17 @@ func TestSuperviseJoinsAfterFifteenLeaderlessSeconds(t *testing.T) {
 	waitUntil(t, "the join-only node's first join", func() bool { return send.count() == 1 })
 
 	r.view.set(false, false)
-	r.clock.advance(14 * time.Second)
+	r.clock.Advance(14 * time.Second)
 	reads := r.clock.readCount()
 	waitUntil(t, "the watch to look at 14 leaderless seconds", func() bool { return r.clock.readCount() > reads+3 })
 	if n := send.count(); n != 1 {
 		t.Fatalf("joined after 14 leaderless seconds (%d asks)", n)
 	}
-	r.clock.advance(time.Second)
+	r.clock.Advance(time.Second)
 	waitUntil(t, "a join after 15 leaderless seconds", func() bool { return send.count() == 2 })
 
 	r.view.set(true, true) // a leader again: the watch starts over
-	r.clock.advance(time.Minute)
+	r.clock.Advance(time.Minute)
 	reads = r.clock.readCount()
 	waitUntil(t, "the watch to see the leader", func() bool { return r.clock.readCount() > reads+3 })
 	if n := send.count(); n != 2 {
@@ -246,7 +247,7 @@ func TestNewJoinerRejectsBadWiring(t *testing.T) {
 			t.Fatal("a joiner without a request was built")
 		}
 	}()
-	membership.NewJoiner(membership.JoinerConfig{Sender: newSender(), View: &fakeView{}, Clock: &manualClock{}, Log: nil})
+	membership.NewJoiner(membership.JoinerConfig{Sender: newSender(), View: &fakeView{}, Clock: fake.NewClock(time.Time{}), Log: nil})
 }
 
 // Ensure that a node that started from an empty data directory says so
@@ -281,7 +282,7 @@ func TestJoinerStopsClaimingAnEmptyDataDirOnceItSawALeader(t *testing.T) {
 	reads := r.clock.readCount()
 	waitUntil(t, "the watch to see the leader", func() bool { return r.clock.readCount() > reads+3 })
 	r.view.set(false, false)
-	r.clock.advance(15 * time.Second)
+	r.clock.Advance(15 * time.Second)
 	waitUntil(t, "a join after 15 leaderless seconds", func() bool { return send.count() == 1 })
 	if send.lastRequest().DataDirEmpty {
 		t.Fatal("the leaderless join still says the data directory is empty")
