@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -18,18 +17,8 @@ type attachBody struct {
 // attach links an existing topic under the path's parent and answers the
 // parent. A body over 1 MiB is a 400 here, not a 413 (api.md §0.2).
 func (h *topicHandlers) attach(c *gin.Context) {
-	body, err := io.ReadAll(io.LimitReader(c.Request.Body, topicBodyMaxBytes+1))
-	switch {
-	case err != nil:
-		err = clientErr(http.StatusBadRequest, "invalid json: %v", err)
-	case len(body) > topicBodyMaxBytes:
-		err = clientErr(http.StatusBadRequest, "invalid json: http: request body too large")
-	}
 	var b attachBody
-	if err == nil {
-		err = decodeStrict(body, &b)
-	}
-	if err != nil {
+	if err := decodeCappedBody(c.Request.Body, &b, errAttachBodyTooLarge); err != nil {
 		respondError(c, h.log, err)
 		return
 	}

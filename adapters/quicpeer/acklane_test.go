@@ -363,3 +363,26 @@ func TestAckLaneQueueOfOneAndTopicsApart(t *testing.T) {
 		t.Fatalf("observed %v", calls)
 	}
 }
+
+// ensure that an RPC whose every caller gave up is cancelled at once rather
+// than left to run out the 2 s budget: the caller's acks are answered as
+// sent without an answer, and the call ends on the cancellation (outcome
+// error), never at its deadline (timeout) (internals.md §5.9).
+func TestAckLaneRPCCancelledWhenItsCallersGiveUp(t *testing.T) {
+	t.Parallel()
+	g := newGatedSettler()
+	obs := &recordingObserver{}
+	p := ackCaller(t, ackOwner(t, g, false), obs)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := settleAsync(ctx, p, handle(1), handle(2))
+	waitFor(t, "the batch at the owner", func() bool { return g.entered.Load() == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || !errors.Is(err, domain.ErrNoAnswer) {
+		t.Fatalf("err = %v, want the cancellation as sent without an answer", err)
+	}
+	var calls []rpcCall
+	waitFor(t, "the RPC to end", func() bool { calls = append(calls, obs.take()...); return len(calls) > 0 })
+	if want := []rpcCall{{"ack_batch", OutcomeError}}; !slices.Equal(calls, want) {
+		t.Fatalf("observed %v, want %v", calls, want)
+	}
+}

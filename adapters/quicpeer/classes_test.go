@@ -155,3 +155,27 @@ func TestForwardUnreadableAnswersAreNoAnswer(t *testing.T) {
 		t.Fatalf("known refusal: %v", err)
 	}
 }
+
+// ensure that a success body this node cannot read is "sent, no answer" on
+// the operations beyond the forwards too (package doc: every call failure
+// carries its class): partition stats (op 8, internals.md §6.6), fan-out
+// cursors (op 17) and a join (op 21, §9.3), whose admission is JSON.
+func TestUnreadableSuccessBodiesAreNoAnswer(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, ServerOptions{})
+	for _, op := range []Op{OpTopicPartitionStats, OpFanoutCursors, OpJoinCluster} {
+		srv.Handle(op, func(context.Context, []byte) ([]byte, error) { return okReply([]byte{1}), nil })
+	}
+	c, _ := newClient(t, secretA)
+	p := NewPeers(c, staticResolver{"owner": srv.Addr().String()})
+	ctx := context.Background()
+	_, statsErr := p.PartitionStats(ctx, "owner", "t", "", []int32{0})
+	_, lagErr := p.FanoutLag(ctx, "owner", "t", "", []int32{0}, []ports.ChildEpoch{{Child: "c"}})
+	_, joinErr := NewJoinClient(c).Join(ctx, srv.Addr().String(), sampleJoin())
+	for what, err := range map[string]error{"stats": statsErr, "fanout cursors": lagErr, "join": joinErr} {
+		wantClass(t, what, err, domain.ErrNoAnswer)
+		if !errors.Is(err, ErrBadPayload) {
+			t.Fatalf("%s: %v, want ErrBadPayload kept", what, err)
+		}
+	}
+}

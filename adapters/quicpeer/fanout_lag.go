@@ -42,7 +42,7 @@ func (p *Peers) FanoutLag(ctx context.Context, node, parent string, parentID dom
 		err = fmt.Errorf("%d entries for %d partitions × %d children: %w", len(lags), len(parts), len(children), ErrBadPayload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("quicpeer: fanout cursors reply from %s: %w", node, err)
+		return nil, unreadableReply("fanout cursors", node, err)
 	}
 	return lags, nil
 }

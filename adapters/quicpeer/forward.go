@@ -25,7 +25,7 @@ func (p *Peers) ConsumeRemote(ctx context.Context, node string, req ports.Remote
 	}
 	ds, err := decodeDeliveries(body)
 	if err != nil {
-		return nil, fmt.Errorf("quicpeer: consume reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
+		return nil, unreadableReply("consume", node, err)
 	}
 	return ds, nil
 }
@@ -96,7 +96,7 @@ func (p *Peers) ackBatch(ctx context.Context, node, topic string, items []ackIte
 		err = fmt.Errorf("%d outcomes for %d handles: %w", len(errs), len(items), ErrBadPayload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("quicpeer: ack batch reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
+		return nil, unreadableReply("ack batch", node, err)
 	}
 	return errs, nil
 }

@@ -41,7 +41,7 @@ func (j *JoinClient) Join(ctx context.Context, addr string, req ports.JoinReques
 	}
 	rp, err := decodeReply(raw)
 	if err != nil {
-		return ports.JoinAdmission{}, fmt.Errorf("quicpeer: join reply from %s: %w", addr, err)
+		return ports.JoinAdmission{}, unreadableReply("join", addr, err)
 	}
 	return decodeJoinAnswer(rp, addr)
 }

@@ -104,14 +104,14 @@ func decodeJoinAnswer(rp reply, peer string) (ports.JoinAdmission, error) {
 	case "":
 		var body joinAdmittedBody
 		if err := strictJSON(rp.body, &body); err != nil {
-			return ports.JoinAdmission{}, fmt.Errorf("join answer from %s: %w", peer, err)
+			return ports.JoinAdmission{}, unreadableReply("join", peer, err)
 		}
 		return admission(body, peer)
 	case codeNotLeader:
 		var body joinNotLeaderBody
 		if len(rp.body) > 0 {
 			if err := strictJSON(rp.body, &body); err != nil {
-				return ports.JoinAdmission{}, fmt.Errorf("join answer from %s: %w", peer, err)
+				return ports.JoinAdmission{}, unreadableReply("join", peer, err)
 			}
 		}
 		return ports.JoinAdmission{}, &domain.NotLeaderError{LeaderID: body.LeaderID, LeaderAddr: body.LeaderAddr}
@@ -126,7 +126,7 @@ func admission(body joinAdmittedBody, peer string) (ports.JoinAdmission, error) 
 	case joinStatusLegacy:
 		return ports.JoinAdmission{Status: ports.JoinVoter, Reason: body.Reason}, nil
 	}
-	return ports.JoinAdmission{}, fmt.Errorf("join answer from %s: status %q: %w", peer, body.Status, ErrBadPayload)
+	return ports.JoinAdmission{}, unreadableReply("join", peer, fmt.Errorf("status %q: %w", body.Status, ErrBadPayload))
 }
 
 // strictJSON decodes exactly one JSON object of v's fields from b.

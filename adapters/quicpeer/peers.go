@@ -68,7 +68,7 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 	}
 	first, err := decodeCommitReplyBody(body)
 	if err != nil {
-		return 0, fmt.Errorf("quicpeer: commit reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
+		return 0, unreadableReply("commit", node, err)
 	}
 	return first, nil
 }
@@ -101,7 +101,13 @@ func (p *Peers) roundTrip(ctx context.Context, node string, op Op, payload []byt
 	}
 	rp, err := decodeReply(raw)
 	if err != nil {
-		return reply{}, fmt.Errorf("quicpeer: reply to op %d from %s: %w: %w", op, node, err, domain.ErrNoAnswer)
+		return reply{}, unreadableReply(fmt.Sprintf("op %d", op), node, err)
 	}
 	return rp, nil
+}
+
+// unreadableReply wraps err, a reply from peer that this node cannot read,
+// in domain.ErrNoAnswer: the request was sent and the peer may have acted.
+func unreadableReply(what, peer string, err error) error {
+	return fmt.Errorf("quicpeer: %s reply from %s: %w: %w", what, peer, err, domain.ErrNoAnswer)
 }

@@ -39,7 +39,7 @@ func (p *Peers) PartitionStats(ctx context.Context, node, topic string, id domai
 		err = fmt.Errorf("%d entries for %d partitions: %w", len(stats), len(parts), ErrBadPayload)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("quicpeer: partition stats reply from %s: %w", node, err)
+		return nil, unreadableReply("partition stats", node, err)
 	}
 	return stats, nil
 }

@@ -101,7 +101,7 @@ func (p *Peers) NotifyToken(ctx context.Context, node, from, topic string) (bool
 	}
 	claimed, err := decodeNotifyReply(body)
 	if err != nil {
-		return false, fmt.Errorf("quicpeer: notify reply from %s: %w: %w", node, err, domain.ErrNoAnswer)
+		return false, unreadableReply("notify", node, err)
 	}
 	return claimed, nil
 }

@@ -1,10 +1,6 @@
 package telemetry
 
-import (
-	"strconv"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // FanoutMetrics records the fan-out engine's narad_fanout_* counters and
 // histograms (api.md §7). It implements the engine's metrics interface:
@@ -87,7 +83,7 @@ func (c *fanoutCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *fanoutCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.sample() {
-		p := strconv.Itoa(int(s.Partition))
+		p := part(s.Partition)
 		if s.Lag >= 0 {
 			ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(s.Lag), s.Parent, s.Child, p)
 		}
