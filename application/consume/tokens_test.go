@@ -286,16 +286,32 @@ func (c *cluster) probes() int {
 func TestEmptyClaimsDoNotSpin(t *testing.T) {
 	c := newTokenCluster(t)
 	c.split("t", self, "node-2")
-	var owner sync.WaitGroup
+	// The keeper may still be inside a registration when the test ends: a
+	// notification starts only while the test runs, so Wait never meets a
+	// late Go.
+	var (
+		owner   sync.WaitGroup
+		mu      sync.Mutex
+		stopped bool
+	)
 	defer owner.Wait()
+	defer func() {
+		c.fwd.OnRegister(nil)
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+	}()
 	c.fwd.OnRegister(func(r fake.TokenCall) { // notifies at once, for nothing
-		owner.Go(func() { c.svc.Notified(r.Node, "t") })
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			owner.Go(func() { c.svc.Notified(r.Node, "t") })
+		}
 	})
 	ds, err := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Wait: time.Second, Identity: "u"})
 	if err != nil || len(ds) != 0 {
 		t.Fatalf("got %+v %v", ds, err)
 	}
-	c.fwd.OnRegister(nil)
 	claims := 0
 	for _, f := range c.fwd.Consumes() {
 		if f.Req.Claim {
