@@ -97,7 +97,7 @@ func (s *Service) remoteOwners(t meta.Topic) (owners []string, ownsLocal bool, e
 	}
 	seen := map[string]bool{}
 	for _, a := range rows {
-		if a.Partition >= t.Partitions || (a.TopicID != "" && a.TopicID != t.ID) || a.Owner == "" {
+		if a.Partition >= t.Partitions || !a.BelongsTo(t.ID) || a.Owner == "" {
 			continue
 		}
 		if a.Owner == s.self {

@@ -210,7 +210,7 @@ func (s *Service) placementOf(t meta.Topic, p int32) (placement, string, error) 
 	switch {
 	case err != nil:
 		return unassigned, "", fmt.Errorf("consume: read assignment %s/%d: %w", t.Name, p, err)
-	case !ok || (a.TopicID != "" && a.TopicID != t.ID) || a.Owner == "":
+	case !ok || !a.BelongsTo(t.ID) || a.Owner == "":
 		return unassigned, "", nil
 	case a.Owner == s.self:
 		return local, s.self, nil
@@ -226,7 +226,7 @@ func (s *Service) localPartitions(t meta.Topic) ([]int32, error) {
 	}
 	var out []int32
 	for _, a := range rows {
-		if a.Owner == s.self && a.Partition < t.Partitions && (a.TopicID == "" || a.TopicID == t.ID) {
+		if a.Owner == s.self && a.Partition < t.Partitions && a.BelongsTo(t.ID) {
 			out = append(out, a.Partition)
 		}
 	}

@@ -58,7 +58,7 @@ func orphan(row meta.Assignment, t *meta.Topic) bool {
 	case row.Partition >= t.Partitions:
 		return true
 	}
-	return row.TopicID != "" && row.TopicID != t.ID
+	return !row.BelongsTo(t.ID)
 }
 
 func (c *Controller) proposePrune(ctx context.Context, r meta.Assignment) error {

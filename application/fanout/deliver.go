@@ -141,7 +141,7 @@ func (c *cursor) commitBucket(child meta.Topic, p int32, recs []domain.Record) e
 	switch {
 	case err != nil:
 		return fmt.Errorf("fanout: assignment of %s/%d: %w", child.Name, p, err)
-	case !ok || row.Owner == "" || (row.TopicID != "" && row.TopicID != child.ID):
+	case !ok || row.Owner == "" || !row.BelongsTo(child.ID):
 		return fmt.Errorf("fanout: %s/%d: %w", child.Name, p, errUnplaced)
 	}
 	req := ports.CommitRequest{Topic: child.Name, TopicID: domain.TopicID(child.ID), Partition: p, Records: make([]domain.Record, len(recs))}

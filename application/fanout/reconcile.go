@@ -101,7 +101,7 @@ func (e *Engine) ownedPartitions(topic string) (ownedParent, error) {
 }
 
 func owns(r meta.Assignment, t meta.Topic, self string) bool {
-	return r.Owner == self && r.Partition >= 0 && r.Partition < t.Partitions && (r.TopicID == "" || r.TopicID == t.ID)
+	return r.Owner == self && r.Partition >= 0 && r.Partition < t.Partitions && r.BelongsTo(t.ID)
 }
 
 // stopUndesired stops each running cursor that is no longer wanted: with

@@ -100,7 +100,7 @@ func (r *Reader) checkOwner(t meta.Topic, ref domain.PartitionRef) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("partitionstats: read assignment of %s: %w: %w", ref, domain.ErrUnavailable, err)
-	case !ok || row.Owner != r.self || (row.TopicID != "" && row.TopicID != string(ref.TopicID)):
+	case !ok || row.Owner != r.self || !row.BelongsTo(string(ref.TopicID)):
 		return fmt.Errorf("partitionstats: %s is not owned by %s: %w", ref, r.self, domain.ErrNotOwner)
 	}
 	return nil

@@ -117,7 +117,7 @@ func (c *Committer) checkOwner(ref domain.PartitionRef) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("produce: read assignment of %s: %w: %w", ref, domain.ErrUnavailable, err)
-	case !ok || row.Owner != c.self || (row.TopicID != "" && row.TopicID != string(ref.TopicID)):
+	case !ok || row.Owner != c.self || !row.BelongsTo(string(ref.TopicID)):
 		return fmt.Errorf("produce: commit to %s on %s: %w", ref, c.self, domain.ErrNotOwner)
 	}
 	return nil

@@ -116,7 +116,7 @@ func (s *Service) owners(t meta.Topic) (map[int32]string, []meta.Member, error) 
 	}
 	owners := make(map[int32]string, len(rows))
 	for _, r := range rows {
-		if r.TopicID == "" || r.TopicID == t.ID {
+		if r.BelongsTo(t.ID) {
 			owners[r.Partition] = r.Owner
 		}
 	}

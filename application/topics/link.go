@@ -133,7 +133,7 @@ func (s *Service) attachPoint(ctx context.Context, parent meta.Topic) ([]int64, 
 	offsets := make([]int64, parent.Partitions)
 	remote := map[string][]int32{}
 	for _, r := range rows {
-		if r.Partition < 0 || r.Partition >= parent.Partitions || (r.TopicID != "" && r.TopicID != parent.ID) || r.Owner == "" {
+		if r.Partition < 0 || r.Partition >= parent.Partitions || !r.BelongsTo(parent.ID) || r.Owner == "" {
 			continue
 		}
 		if r.Owner != s.self {

@@ -135,7 +135,7 @@ func (e *PruneAssignment) apply(t *tx, _ Envelope) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if live && e.Partition < tp.Partitions && (row.TopicID == "" || row.TopicID == tp.ID) {
+	if live && e.Partition < tp.Partitions && row.BelongsTo(tp.ID) {
 		return refuse(CodeRefused, "%s is a live row", e.Subject()), nil
 	}
 	t.del(assignKey(e.Topic, e.Partition))

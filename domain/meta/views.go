@@ -98,6 +98,11 @@ type Assignment struct {
 	Target    string `json:"target,omitempty"`
 }
 
+// BelongsTo reports whether the row places a partition of incarnation
+// topicID: a row naming that id, or one written before rows carried ids
+// (it belongs to whichever incarnation holds the name).
+func (a Assignment) BelongsTo(topicID string) bool { return a.TopicID == "" || a.TopicID == topicID }
+
 // Member statuses.
 const (
 	StatusAlive = "alive"
