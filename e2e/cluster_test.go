@@ -69,7 +69,13 @@ func tail(s string, n int) string {
 // waitPlaced polls a node until every partition of topic has an owner.
 func waitPlaced(t *testing.T, c *httpclient.Client, topic string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitPlacedWithin(t, c, topic, 30*time.Second)
+}
+
+// waitPlacedWithin is waitPlaced failing after limit.
+func waitPlacedWithin(t *testing.T, c *httpclient.Client, topic string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		tp, err := c.Topic(context.Background(), topic)
 		if err == nil && len(tp.PartitionStats) == tp.Partitions {
@@ -83,9 +89,9 @@ func waitPlaced(t *testing.T, c *httpclient.Client, topic string) {
 				return
 			}
 		}
-		time.Sleep(100 * time.Millisecond) // polling the cluster, bounded by the deadline
+		time.Sleep(20 * time.Millisecond) // polling the cluster, bounded by the deadline
 	}
-	t.Fatalf("partitions of %s never all placed", topic)
+	t.Fatalf("partitions of %s not all placed within %v", topic, limit)
 }
 
 // ensure that on a 3-node cluster a topic created on node 1 and produced to on node 2 (the dispatcher committing to each partition's owner over the node RPC) is consumed completely from the owners, byte-identical, nothing lost.
@@ -100,6 +106,16 @@ func TestThreeNodesProduceAnywhereConsumeFromOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPlaced(t, clients[1], "spread")
+	// A topic created on a follower is placed by the leader as the create
+	// applies, not on the controller's next 10 s pass.
+	leader := leaderIndex(t, nodes, 0, 1, 2)
+	for _, i := range others(len(nodes), leader) {
+		name := fmt.Sprintf("via-follower-%d", i)
+		if _, err := clients[i].CreateTopic(ctx, httpclient.TopicSpec{Name: name, Partitions: 3}); err != nil {
+			t.Fatal(err)
+		}
+		waitPlacedWithin(t, clients[i], name, 3*time.Second)
+	}
 	l := newLedger()
 	produceBatches(ctx, t, clients[1:2], "spread", "c", 5, 3000, 100, l)
 	for _, c := range clients { // each node serves the partitions it owns

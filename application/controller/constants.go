@@ -20,6 +20,9 @@ const (
 	// orphanPruneEveryPasses: orphan rows are pruned on the first pass of a
 	// term and on every 6th pass after it (about a minute).
 	orphanPruneEveryPasses = 6
+	// placementWatchBufferCount is how many applied entries the leader's
+	// placement watch may queue before its subscription lags and is renewed.
+	placementWatchBufferCount = 256
 	// barrierTimeout bounds one barrier (the metastore's 5 s).
 	barrierTimeout = 5 * time.Second
 

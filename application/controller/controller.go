@@ -31,6 +31,7 @@ type Store interface {
 	ports.MetadataCluster
 	ports.MetadataFreshness
 	ports.MetadataMembership
+	ports.MetadataWatcher
 	AssignmentScanner
 }
 
@@ -100,8 +101,21 @@ func (c *Controller) DeadMarkingRefused() bool { return c.refused.Load() }
 
 // Run drives the controller until ctx ends: a pass at once, on promotion
 // (looked for every 5 s) and every 10 s while leading; the membership watch
-// every 250 ms. Failures are logged and the next tick retries.
+// every 250 ms; the placement of topics created or grown elsewhere as their
+// entries apply (nudge.go). Failures are logged and the next tick retries.
 func (c *Controller) Run(ctx context.Context) error {
+	changes := make(chan []ports.MetaChange)
+	if sub, err := c.store.Watch(placementWatchBufferCount); err != nil {
+		c.log.Warn("controller: no placement watch; topics created elsewhere wait for a pass", slog.Any("error", err))
+	} else {
+		ctx, cancel := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			watchPlacement(ctx, c.store, sub, changes)
+		}()
+		defer func() { cancel(); <-watched }()
+	}
 	passes := time.NewTicker(controllerPassInterval)
 	defer passes.Stop()
 	leader := time.NewTicker(leadershipCheckInterval)
@@ -121,6 +135,8 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		case <-watch.C:
 			c.logged(c.CheckMembership(ctx))
+		case batch := <-changes:
+			c.logged(c.PlaceChanged(ctx, batch))
 		}
 	}
 }

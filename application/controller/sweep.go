@@ -16,13 +16,9 @@ import (
 func (c *Controller) sweep(ctx context.Context) error {
 	c.place.Lock()
 	defer c.place.Unlock()
-	members, err := c.store.Members()
-	if err != nil {
-		return fmt.Errorf("controller: sweep: read members: %w", err)
-	}
-	candidates := meta.PlacementCandidates(members)
-	if len(candidates) == 0 {
-		return nil
+	candidates, err := c.candidates()
+	if err != nil || len(candidates) == 0 {
+		return err
 	}
 	topics, err := c.store.ListTopics("", 0)
 	if err != nil {
@@ -34,6 +30,15 @@ func (c *Controller) sweep(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// candidates reads the members that may take a partition.
+func (c *Controller) candidates() ([]string, error) {
+	members, err := c.store.Members()
+	if err != nil {
+		return nil, fmt.Errorf("controller: read members: %w", err)
+	}
+	return meta.PlacementCandidates(members), nil
 }
 
 // placeTopic places t's unowned partitions. A topic without an incarnation
