@@ -115,7 +115,13 @@ func TestFanoutCopiesParentIntoChild(t *testing.T) {
 		Parent:      &meta.ParentSpec{Name: "orders", ID: parent.ID, Epoch: "00000000000000e1", Offsets: offsets},
 	})
 	for p := range int32(3) {
-		propose(&meta.AssignPartitionIfAbsent{Topic: "audit", TopicID: childID, Partition: p, Owner: self})
+		// The leader's controller may have placed it already, as the
+		// create applied (a single node places on itself either way).
+		ev := &meta.AssignPartitionIfAbsent{Topic: "audit", TopicID: childID, Partition: p, Owner: self}
+		applied, err := store.Propose(context.Background(), meta.Envelope{Actor: "test", AtMs: time.Now().UnixMilli(), Event: ev})
+		if err != nil || !applied.Result.OK() && applied.Result.Code != meta.CodeExists {
+			t.Fatalf("%T: %+v %v", ev, applied, err)
+		}
 	}
 	var want []string
 	for i := 1; i <= 3; i++ {

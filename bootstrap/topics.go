@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"crypto/rand"
+	"sync"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -24,23 +25,29 @@ var topicsModule = fx.Module("topics",
 		func(m *telemetry.Metrics) ports.SchemaValidator {
 			return jsonschema.New(jsonschema.Options{Observer: m.Schema()})
 		},
+		func() *PlacementLock { return &PlacementLock{} },
 		newTopicService,
 		asRoutes(httpapi.TopicRoutes),
 	),
 	fx.Invoke(runRetentionSync),
 )
 
+// PlacementLock is the node's one assignment lock, taken by topic creates
+// and partition growth and by the controller's placement (internals §8.7).
+type PlacementLock struct{ sync.Mutex }
+
 // newTopicService asks other owners for their partitions' statistics
 // (describe, the attach point) and cursor lag (children listing) through
 // peers, and reads this node's cursors through lag.
 func newTopicService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, v ports.SchemaValidator, c ports.Clock,
-	id NodeIdentity, peers *quicpeer.Peers, lag *fanout.LagReader) (*topics.Service, error) {
+	id NodeIdentity, peers *quicpeer.Peers, lag *fanout.LagReader, place *PlacementLock) (*topics.Service, error) {
 	t := cfg.Topic
 	return topics.New(s, logs, v, c, rand.Reader, topics.Defaults{
 		Partitions: t.DefaultPartitions, MaxPartitions: t.MaxPartitions, RetentionMs: t.DefaultRetentionAgeMs,
 		VisibilityMs: t.DefaultVisibilityTimeoutMs, MaxInFlight: t.DefaultMaxInFlightPerPartition,
 		MaxAckedAhead: t.DefaultMaxAckedAheadPerPartition,
-	}, id.ID, topics.WithPeerStats(peers), topics.WithFanoutLag(lag), topics.WithPeerFanoutLag(peers))
+	}, id.ID, topics.WithPeerStats(peers), topics.WithFanoutLag(lag), topics.WithPeerFanoutLag(peers),
+		topics.WithPlacementLock(place))
 }
 
 func runRetentionSync(lc fx.Lifecycle, s ports.MetadataStore, logs ports.PartitionLogs, log *zap.Logger) error {

@@ -2,8 +2,12 @@ package topics_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/domain"
@@ -111,5 +115,57 @@ func TestCreateRefusedWhileEveryMemberDrains(t *testing.T) {
 	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "t"})
 	if !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// lockSpy is an assignment lock that records how often it was taken.
+type lockSpy struct {
+	sync.Mutex
+	taken atomic.Int32
+}
+
+func (l *lockSpy) Lock() { l.Mutex.Lock(); l.taken.Add(1) }
+
+// Ensure that a create places its partitions under the assignment lock it
+// was given (the one the controller's sweep takes, internals §8.7), and
+// not before that lock is free.
+func TestCreatePlacesUnderTheSharedLock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	lock := &lockSpy{}
+	svc, err := topics.New(f.store, f.logs, f.schema, f.clock, rand.Reader, serverDefaults, self, topics.WithPlacementLock(lock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.Lock() // the sweep is placing
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Create(context.Background(), topics.CreateRequest{Name: "locked", Partitions: 3})
+		done <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok, err := f.store.Topic("locked"); err != nil || ok {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("create ended before the lock was free: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the topic never appeared")
+		}
+		time.Sleep(time.Millisecond) // polling with a deadline
+	}
+	if rows, _ := f.store.Assignments("locked"); len(rows) != 0 {
+		t.Fatalf("placed %d partitions while the shared lock was held", len(rows))
+	}
+	lock.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := f.store.Assignments("locked"); len(rows) != 3 || lock.taken.Load() != 2 {
+		t.Fatalf("%d placed, lock taken %d times; want 3 and 2", len(rows), lock.taken.Load())
 	}
 }

@@ -61,11 +61,16 @@ type Service struct {
 	peerLag   ports.PeerFanoutLag // nil: other owners' cursors cannot be asked
 
 	names nameLocks
-	place sync.Mutex // the assignment lock: one placement at a time
+	place sync.Locker // the assignment lock: one placement at a time
 }
 
 // Option configures a Service beyond its required ports.
 type Option func(*Service)
+
+// WithPlacementLock makes l the assignment lock this Service's placements
+// take, shared with the controller's sweep (internals §8.7: creates and the
+// sweep share one lock). Without it the Service has a lock of its own.
+func WithPlacementLock(l sync.Locker) Option { return func(s *Service) { s.place = l } }
 
 // WithPeerStats lets the Service ask other owners for their partitions'
 // statistics (describe, and the attach point of a create-as-child). Without
@@ -99,7 +104,7 @@ func New(store ports.MetadataStore, logs ports.PartitionLogs, schemas ports.Sche
 	s := &Service{
 		store: store, logs: logs, schemas: schemas, clock: clock, random: random,
 		confirm: leaderconfirm.New(store), defaults: defaults, self: selfID,
-		names: nameLocks{held: map[string]*nameLock{}},
+		names: nameLocks{held: map[string]*nameLock{}}, place: &sync.Mutex{},
 	}
 	for _, o := range opts {
 		o(s)
