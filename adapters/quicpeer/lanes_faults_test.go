@@ -181,15 +181,9 @@ func TestAnsweredPingKeepsConnection(t *testing.T) {
 // cancel frame cancels only the request it names.
 func TestServerPingAndCancelFrames(t *testing.T) {
 	g := newGatedHandler()
-	cancelled := make(chan string, 2)
 	s, _ := newServer(t, ServerOptions{})
-	s.Handle(OpConsume, func(ctx context.Context, req []byte) ([]byte, error) {
-		resp, err := g.handle(ctx, req)
-		if err != nil {
-			cancelled <- string(req)
-		}
-		return resp, err
-	})
+	s.Handle(OpConsume, g.handle)
+	cancelled := g.cancelled
 	st := rawStream(t, s.Addr().String(), secretA)
 	for id, p := range map[uint64]string{1: "a", 2: "b"} {
 		if err := writeFrame(st, frame{Type: typeRequest, RequestID: id, Payload: []byte{byte(OpConsume), p[0]}}); err != nil {

@@ -12,14 +12,18 @@ import (
 	"github.com/narad/narad/domain"
 )
 
-// gatedHandler holds every request until the test releases it by payload.
+// gatedHandler holds every request until the test releases it by payload;
+// a request whose context ends first reports its payload on cancelled.
 type gatedHandler struct {
-	mu      sync.Mutex
-	gates   map[string]chan struct{}
-	entered atomic.Int32
+	mu        sync.Mutex
+	gates     map[string]chan struct{}
+	entered   atomic.Int32
+	cancelled chan string
 }
 
-func newGatedHandler() *gatedHandler { return &gatedHandler{gates: map[string]chan struct{}{}} }
+func newGatedHandler() *gatedHandler {
+	return &gatedHandler{gates: map[string]chan struct{}{}, cancelled: make(chan string, 64)}
+}
 
 func (g *gatedHandler) gate(key string) chan struct{} {
 	g.mu.Lock()
@@ -37,6 +41,7 @@ func (g *gatedHandler) handle(ctx context.Context, req []byte) ([]byte, error) {
 	case <-gate:
 		return append([]byte("re:"), req...), nil
 	case <-ctx.Done():
+		g.cancelled <- string(req)
 		return nil, ctx.Err()
 	}
 }
@@ -106,15 +111,9 @@ func TestLaneSharesStreamsAndMatchesRepliesByID(t *testing.T) {
 // not reset (no new stream opens).
 func TestCancelledCallCancelsOnlyItsHandler(t *testing.T) {
 	g := newGatedHandler()
-	cancelled := make(chan string, 8)
 	s, _ := newServer(t, ServerOptions{})
-	s.Handle(OpGetTopic, func(ctx context.Context, req []byte) ([]byte, error) {
-		resp, err := g.handle(ctx, req)
-		if err != nil {
-			cancelled <- string(req)
-		}
-		return resp, err
-	})
+	s.Handle(OpGetTopic, g.handle)
+	cancelled := g.cancelled
 	c, _ := newClient(t, secretA)
 	addr := s.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
