@@ -22,11 +22,7 @@ func (c *Client) exchange(ctx context.Context, pc *peerConn, peerAddr string, op
 		return nil, false, err
 	}
 	id := c.nextID.Add(1)
-	buf := make([]byte, 0, frameHeaderBytes+1+len(req))
-	buf, err = appendFrame(buf, frame{Type: typeRequest, RequestID: id, Payload: append([]byte{byte(op)}, req...)})
-	if err != nil {
-		return nil, false, err
-	}
+	buf := appendRequestFrame(make([]byte, 0, frameHeaderBytes+1+len(req)), id, op, req)
 	w, err := ps.register(id)
 	if err != nil {
 		return nil, false, err
