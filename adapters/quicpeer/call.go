@@ -4,119 +4,173 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/quic-go/quic-go"
-	"go.uber.org/zap"
+	"net"
+	"time"
 )
 
-// exchange runs one call on its own stream: proof, request, server proof,
-// reply. On a connection whose server already proved the secret, the
-// request follows the client's proof at once; on a fresh connection the
-// client sends nothing more until the server has proved it (§10.2). The
-// stream is reset when ctx ends.
+// exchange runs one call on a pooled stream of op's lane: register a
+// waiter for a fresh request id, write the request frame, wait for the
+// frame carrying that id (internals.md §10.1).
 //
 // sent reports whether the server may have run the request: it is false
-// when the call failed before the whole request frame was handed to the
-// stream (the rest never leaves: the stream is reset), or when the server
-// refused our proof, which it checks before reading a request.
+// when the call failed before the whole request frame was written (a
+// partial frame breaks the stream, so the rest never arrives), or when the
+// stream's proofs failed, which happens before any request is written.
 func (c *Client) exchange(ctx context.Context, pc *peerConn, peerAddr string, op Op, req []byte) (resp []byte, sent bool, err error) {
-	st, err := pc.conn.OpenStreamSync(ctx)
+	ps, err := c.stream(ctx, pc, peerAddr, laneOf(op))
 	if err != nil {
-		return nil, false, fmt.Errorf("open stream: %w", err)
-	}
-	defer st.CancelRead(codeDone) // no-op once the reply's FIN was read
-	deadline, _ := ctx.Deadline()
-	_ = st.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() {
-		st.CancelRead(codeCancel)
-		st.CancelWrite(codeCancel)
-	})
-	defer stop()
-
-	id := c.nextID.Add(1)
-	buf, _ := appendFrame(make([]byte, 0, 2*frameHeaderBytes+proofBytes+1+len(req)), frame{Type: typeAuth, Payload: pc.proofs.client})
-	proven := pc.proven.Load()
-	if !proven {
-		if err := c.handshake(st, pc, peerAddr, buf); err != nil {
-			return nil, false, err
-		}
-		buf = buf[:0]
-	}
-	payload := append(append(make([]byte, 0, 1+len(req)), byte(op)), req...)
-	if buf, err = appendFrame(buf, frame{Type: typeRequest, RequestID: id, Payload: payload}); err != nil {
 		return nil, false, err
 	}
-	if n, err := st.Write(buf); err != nil {
-		if n < len(buf) {
-			st.CancelWrite(codeCancel) // a partial frame must never complete
-			return nil, false, fmt.Errorf("write request: %w", err)
-		}
-		return nil, true, fmt.Errorf("write request: %w", err)
+	id := c.nextID.Add(1)
+	buf := appendRequestFrame(make([]byte, 0, frameHeaderBytes+1+len(req)), id, op, req)
+	w, err := ps.register(id)
+	if err != nil {
+		return nil, false, err
 	}
-	_ = st.Close()
-	if proven {
-		if err := c.verifyServer(st, pc, peerAddr); err != nil {
-			return nil, !refusedProof(err), err
-		}
+	if err := ps.writeRequest(ctx, id, buf); err != nil {
+		ps.forget(id)
+		return nil, false, err
 	}
-	resp, err = readReply(st, peerAddr, op, id)
-	return resp, true, err
+	select {
+	case r := <-w:
+		return r.resp, true, remoteErr(r.err, peerAddr, op)
+	case <-ctx.Done():
+		if !c.giveUp(ctx, ps, id) {
+			r := <-w // answered (or broken) as the caller gave up
+			return r.resp, true, remoteErr(r.err, peerAddr, op)
+		}
+		return nil, true, ctx.Err()
+	}
 }
 
-// refusedProof reports whether the server reset the stream over our proof
-// (then it never read the request) or could not prove the secret itself.
-func refusedProof(err error) bool {
-	var streamErr *quic.StreamError
-	return errors.Is(err, ErrAuth) || (errors.As(err, &streamErr) && streamErr.Remote && streamErr.ErrorCode == codeAuth)
+// remoteErr names the peer and op of an error frame's message.
+func remoteErr(err error, peerAddr string, op Op) error {
+	var msg *remoteMessage
+	if errors.As(err, &msg) {
+		return &RemoteError{Peer: peerAddr, Op: op, Message: msg.msg}
+	}
+	return err
 }
 
-// handshake sends the client's proof alone and waits for the server's.
-func (c *Client) handshake(st *quic.Stream, pc *peerConn, peerAddr string, proofFrame []byte) error {
-	if _, err := st.Write(proofFrame); err != nil {
-		return fmt.Errorf("write proof: %w", err)
+// register makes a waiter for request id, unless ps broke.
+func (ps *pooledStream) register(id uint64) (chan result, error) {
+	w := make(chan result, 1)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.broken != nil {
+		return nil, ps.broken
 	}
-	if err := c.verifyServer(st, pc, peerAddr); err != nil {
+	ps.waiters[id] = w
+	return w, nil
+}
+
+// forget drops the waiter of a request that was not written.
+func (ps *pooledStream) forget(id uint64) {
+	ps.mu.Lock()
+	delete(ps.waiters, id)
+	ps.mu.Unlock()
+}
+
+// writeRequest writes one whole frame under the stream's write lock before
+// ctx ends. A write that sent no byte leaves the stream usable; a partial
+// one breaks it (the frame must never complete), failing the stream's
+// other waiters.
+func (ps *pooledStream) writeRequest(ctx context.Context, id uint64, buf []byte) error {
+	if err := ps.lock(ctx); err != nil {
 		return err
 	}
-	pc.proven.Store(true)
-	return nil
+	defer ps.unlock()
+	deadline, _ := ctx.Deadline()
+	ps.setWriting(id, deadline)
+	stop := context.AfterFunc(ctx, func() { ps.interrupt(id) })
+	n, err := ps.st.Write(buf)
+	stop()
+	ps.setWriting(0, time.Time{})
+	switch {
+	case err == nil:
+		return nil
+	case n > 0 || !isTimeout(err):
+		ps.st.CancelWrite(codeCancel)
+		ps.st.CancelRead(codeCancel)
+		ps.fail(fmt.Errorf("write request: %w", err))
+	}
+	return fmt.Errorf("write request: %w", err)
 }
 
-// verifyServer reads the server's proof under the 64-byte cap. A server
-// that cannot prove the secret gets nothing more on this stream.
-func (c *Client) verifyServer(st *quic.Stream, pc *peerConn, peerAddr string) error {
-	f, err := readFrame(st, proofPayloadMaxBytes)
-	if err != nil {
-		var streamErr *quic.StreamError
-		if errors.As(err, &streamErr) && streamErr.Remote && streamErr.ErrorCode == codeAuth {
-			c.log.Warn("node rpc peer refused our cluster proof", zap.String("component", "audit"), zap.String("peer", peerAddr))
-		}
-		return fmt.Errorf("read server proof: %w", err)
+// writeControl writes a small frame (cancel, ping) within budget; any
+// failure breaks the stream.
+func (ps *pooledStream) writeControl(ctx context.Context, token uint64, buf []byte) {
+	ctx, cancel := context.WithTimeout(ctx, transferBudget(len(buf)))
+	defer cancel()
+	if err := ps.writeRequest(ctx, token, buf); err != nil && ps.failed() == nil {
+		ps.st.CancelWrite(codeCancel)
+		ps.st.CancelRead(codeCancel)
+		ps.fail(fmt.Errorf("write control frame: %w", err))
 	}
-	if !checkProof(f, pc.proofs.server) {
-		st.CancelWrite(codeAuth)
-		st.CancelRead(codeAuth)
-		c.log.Warn("node rpc peer could not prove the cluster secret", zap.String("component", "audit"), zap.String("peer", peerAddr))
-		return fmt.Errorf("peer could not prove the cluster secret: %w", ErrAuth)
-	}
-	return nil
 }
 
-// readReply reads the reply frame for request id.
-func readReply(st *quic.Stream, peerAddr string, op Op, id uint64) ([]byte, error) {
-	f, err := readFrame(st, framePayloadMaxBytes)
-	if err != nil {
-		return nil, fmt.Errorf("read reply: %w", err)
+func (ps *pooledStream) lock(ctx context.Context) error {
+	select {
+	case ps.wlock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	if f.Type == typeError {
-		msg, err := parseErrorPayload(f.Payload)
-		if err != nil {
-			return nil, err
+}
+
+func (ps *pooledStream) unlock() { <-ps.wlock }
+
+// setWriting records which request is being written and sets the write
+// deadline for it (zero: none).
+func (ps *pooledStream) setWriting(id uint64, deadline time.Time) {
+	ps.dlMu.Lock()
+	ps.writing = id
+	_ = ps.st.SetWriteDeadline(deadline)
+	ps.dlMu.Unlock()
+}
+
+// interrupt ends the write of request id at once, if it is still running.
+func (ps *pooledStream) interrupt(id uint64) {
+	ps.dlMu.Lock()
+	if ps.writing == id {
+		_ = ps.st.SetWriteDeadline(time.Now())
+	}
+	ps.dlMu.Unlock()
+}
+
+// giveUp drops the waiter of request id, whose caller's ctx ended, and
+// tells the server with a cancel frame; a deadline also triggers a
+// liveness ping (liveness.go). Both are written off the caller's path.
+// It reports false when the request was answered or its stream broke
+// meanwhile: the waiter then holds the outcome.
+func (c *Client) giveUp(ctx context.Context, ps *pooledStream, id uint64) bool {
+	ps.mu.Lock()
+	_, waiting := ps.waiters[id]
+	delete(ps.waiters, id)
+	if waiting && ps.broken == nil {
+		ps.abandoned[id] = struct{}{}
+	}
+	ps.mu.Unlock()
+	if !waiting {
+		return false
+	}
+	buf, _ := appendFrame(make([]byte, 0, 2*frameHeaderBytes), frame{Type: typeCancel, RequestID: id})
+	ping := errors.Is(ctx.Err(), context.DeadlineExceeded) && ps.pc.startPing()
+	if ping {
+		buf, _ = appendFrame(buf, frame{Type: typePing, RequestID: id})
+	}
+	token := c.nextID.Add(1)
+	c.goSafe(func() {
+		ps.writeControl(c.ctx, token, buf)
+		if ping {
+			c.awaitPong(ps)
 		}
-		return nil, &RemoteError{Peer: peerAddr, Op: op, Message: msg}
-	}
-	if f.Type != typeReply || f.RequestID != id {
-		return nil, fmt.Errorf("frame type %d for request %d where the reply to %d was due: %w", f.Type, f.RequestID, id, ErrBadFrame)
-	}
-	return f.Payload, nil
+	})
+	return true
+}
+
+// isTimeout reports a write that ended on its deadline.
+func isTimeout(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
 }

@@ -23,8 +23,10 @@ type ClientOptions struct {
 }
 
 // Client calls peers: one QUIC connection per peer address, reused by every
-// call and shared by concurrent dialers; one stream per call. Safe for
-// concurrent use. Close ends every connection and waits for its dials.
+// call and shared by concurrent dialers; on it, streams pooled per lane
+// (lanes.go), each shared by many calls matched by request id. Safe for
+// concurrent use. Close ends every connection and waits for its dials and
+// stream readers.
 type Client struct {
 	secret []byte
 	log    *zap.Logger

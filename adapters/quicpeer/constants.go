@@ -38,8 +38,8 @@ const (
 )
 
 // Frame types (internals.md §10.1). typeCancel is not numbered by the spec;
-// this transport reserves 11 for it and cancels by resetting the request's
-// stream instead (one stream per request).
+// this transport numbers it 11: it carries the id of a request whose caller
+// gave up, on the pooled stream that carried the request.
 const (
 	typeError   byte = 3
 	typePing    byte = 4
@@ -58,6 +58,25 @@ const (
 	codeBadFrame = 3 // a frame could not be decoded
 	codeShutdown = 4 // the node is closing
 	codeAuthConn = 5 // connection closed after the peer failed to prove the secret
+	codeSilent   = 6 // connection closed: a liveness ping went unanswered
+)
+
+// Lanes (internals.md §10.1): the pooled streams of one connection, per
+// kind of traffic, so a burst of one kind never queues behind another.
+const (
+	laneProduceStreams = 16 // commits and produces
+	laneConsumeStreams = 16 // consumes and delivery tokens
+	laneAckStreams     = 16 // acks, extends, nacks, AckBatch
+	laneControlStreams = 4  // everything else
+)
+
+// Liveness (internals.md §10.1): a request that ends on its deadline
+// triggers a ping on its stream, at most one per connection at a time and
+// one per second; no pong within pongTimeout closes the stream, and the
+// connection too when nothing else arrived on it meanwhile.
+const (
+	pingIntervalMin = 1 * time.Second
+	pongTimeout     = 1 * time.Second
 )
 
 // Timing and sizing (internals.md §10.1, §10.3, Appendix A "Node RPC").
@@ -75,10 +94,11 @@ const (
 	replyWriteBaseTimeout     = 5 * time.Second
 	replyWritePerChunkTimeout = 1 * time.Second
 	replyWriteChunkBytes      = 256 << 10
-	// requestHeaderReadTimeout bounds how long a server waits for a stream's
-	// proof and request header (our choice: the spec's reply default); the
-	// payload then gets the reply-write budget for its size.
-	requestHeaderReadTimeout = 5 * time.Second
+	// proofReadTimeout bounds how long either end waits for the other's
+	// proof on a new stream (our choice: the spec's reply default). A
+	// request's payload, once its header arrived, gets the reply-write
+	// budget for its size; an idle pooled stream has no read deadline.
+	proofReadTimeout = 5 * time.Second
 	// handlerSlotsMin and handlerSlotsPerProc: handler concurrency is
 	// max(64, 4 × GOMAXPROCS) unless the options say otherwise.
 	handlerSlotsMin     = 64

@@ -1,7 +1,8 @@
 // Package quicpeer is the transport of node-to-node RPC (internals.md §10.1,
 // §10.2): QUIC (quic-go) with TLS 1.3, a per-stream HMAC proof of the
 // cluster secret, bounded frames, one connection per peer reused across
-// calls, one stream per call, and a deadline on every call; and the first
+// calls, streams pooled per lane and shared by calls matched by request
+// id, and a deadline on every call; and the first
 // operations over it (internals.md §3.7, §5.5, §5.9, §10.3): the commit
 // batch (op 11) behind ports.PeerCommitter, consume (2), ack (3), extend
 // (18), nack (19) and AckBatch (32) behind ports.PeerForwarder, the
@@ -66,7 +67,8 @@
 //	magic = 0x4E525331 ("NRS1"); ver = 1; len <= 16 MiB both ways.
 //	types: 3 error (payload u16 length + message), 4 ping, 5 pong,
 //	       8 request (payload: op u8, then the op's fields), 9 reply,
-//	       10 auth (payload: 32-byte proof), 11 cancel (reserved).
+//	       10 auth (payload: 32-byte proof), 11 cancel (no payload; the
+//	       id of a request whose caller gave up).
 //
 // A declared length above the cap is refused before any payload byte is
 // read; payloads above 64 KiB are read into a buffer that grows fourfold as
@@ -83,7 +85,7 @@
 // ends derive the QUIC stateless-reset key from the secret, so a restarted
 // peer's resets are verifiable and drop the old connection at once.
 //
-// # Handshake, on every stream
+// # Handshake, once per pooled stream
 //
 //	ekm          = TLS exporter(label "narad-cluster-auth-v1", no context, 32 bytes)
 //	client proof = HMAC-SHA256(secret, "client" || ekm)
@@ -94,23 +96,31 @@
 //	  |                                        |  wrong or missing: stream reset
 //	  |                                        |  (code 1), audit-logged
 //	  |  <------------  auth(server proof)     |
-//	  | request(id, op, fields) ------------>  |  handler under a slot
-//	  |  <------------  reply(id) | error(id)   |
+//	  | request(id, op, fields) ------------>  |  each on its own goroutine,
+//	  | request(id', ...)       ------------>  |  under a slot
+//	  | cancel(id')             ------------>  |  cancels that handler only
+//	  |  <------------  reply(id) | error(id)   |  in any order
 //
 // The exporter output differs per TLS session, so a captured proof is
-// useless on any other connection. On a fresh connection the client sends
-// nothing after its proof until the server has proved the secret; once the
-// server proved it on that connection, later streams send the request right
-// after the client's proof and still check the server's proof before
-// reading the reply.
+// useless on any other connection. The client sends nothing after its
+// proof until the server has proved the secret on that stream; then the
+// stream carries requests of many calls for as long as it lives.
 //
 // # Calls
 //
 // Client.Call dials once per peer (1 s; concurrent callers share the dial;
 // a failed dial makes calls to that peer fail fast for 250 ms doubling to
-// 2 s), opens one stream, and resets it when the caller's context ends; a
-// call without a deadline gets 5 s. Server handlers run at most
-// max(64, 4 × GOMAXPROCS) at once; a request whose caller gave up while
-// waiting for a slot never reaches its handler. Close on either side leaves
-// no goroutine behind.
+// 2 s) and sends the request on a stream of its op's lane (lanes.go:
+// produce 16, consume 16, ack 16, control 4 streams per connection, opened
+// on first use, taken round-robin); one reader per stream hands each reply
+// to the call waiting for its id. A call without a deadline gets 5 s. A
+// call whose context ends drops only its own waiter and sends a cancel
+// frame; one that ended on its deadline also pings the peer (liveness.go).
+// A write that sent no byte leaves the stream open; a partial write, an
+// unreadable frame or a reset breaks the stream, failing the calls waiting
+// on it (as possibly run when their request was written whole), and the
+// lane opens a new stream in its slot on next use. Server handlers run at
+// most max(64, 4 × GOMAXPROCS) at once; a request whose caller gave up
+// while waiting for a slot never reaches its handler. Close on either side
+// leaves no goroutine behind.
 package quicpeer

@@ -33,15 +33,23 @@ func appendFrame(dst []byte, f frame) ([]byte, error) {
 	if !knownType(f.Type) {
 		return dst, fmt.Errorf("encode frame type %d: %w", f.Type, ErrBadFrame)
 	}
-	var h [frameHeaderBytes]byte
-	binary.BigEndian.PutUint32(h[0:4], frameMagic)
-	h[4] = frameVersion
-	h[5] = f.Type
-	// h[6:8] reserved, zero.
-	binary.BigEndian.PutUint64(h[8:16], f.RequestID)
-	binary.BigEndian.PutUint32(h[16:20], uint32(len(f.Payload)))
-	dst = append(dst, h[:]...)
+	dst = appendHeader(dst, f.Type, f.RequestID, len(f.Payload))
 	return append(dst, f.Payload...), nil
+}
+
+// appendHeader appends a frame header declaring n payload bytes.
+func appendHeader(dst []byte, typ byte, id uint64, n int) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, frameMagic)
+	dst = append(dst, frameVersion, typ, 0, 0) // version, type, reserved u16
+	dst = binary.BigEndian.AppendUint64(dst, id)
+	return binary.BigEndian.AppendUint32(dst, uint32(n))
+}
+
+// appendRequestFrame appends a request frame for id carrying op and req
+// (the caller checked 1+len(req) against the payload cap).
+func appendRequestFrame(dst []byte, id uint64, op Op, req []byte) []byte {
+	dst = appendHeader(dst, typeRequest, id, 1+len(req))
+	return append(append(dst, byte(op)), req...)
 }
 
 // readFrame reads one frame from r whose payload may not exceed maxPayload

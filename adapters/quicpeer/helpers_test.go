@@ -20,7 +20,7 @@ var (
 )
 
 // newServer starts a Server on 127.0.0.1 and returns it with its observed logs.
-func newServer(t *testing.T, o ServerOptions) (*Server, *observer.ObservedLogs) {
+func newServer(t testing.TB, o ServerOptions) (*Server, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	if o.Secret == nil {
@@ -38,7 +38,7 @@ func newServer(t *testing.T, o ServerOptions) (*Server, *observer.ObservedLogs) 
 	return s, logs
 }
 
-func newClient(t *testing.T, secret []byte) (*Client, *observer.ObservedLogs) {
+func newClient(t testing.TB, secret []byte) (*Client, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	c, err := NewClient(ClientOptions{Secret: secret, Log: zap.New(core)})

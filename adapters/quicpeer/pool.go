@@ -11,11 +11,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// peerConn is one live connection to a peer and its two proofs.
+// peerConn is one live connection to a peer, its two proofs and its
+// lanes of pooled streams.
 type peerConn struct {
 	conn   *quic.Conn
 	proofs proofs
-	proven atomic.Bool // the server proved the secret on some stream
+	lanes  [laneCount]streamLane
+
+	received atomic.Uint64 // frames read on any stream, for the liveness ping
+	pinging  atomic.Bool   // a liveness ping is in flight
+	lastPing atomic.Int64  // unix nanoseconds of the last liveness ping
 }
 
 // peer is the pool entry of one address. Guarded by Client.mu.

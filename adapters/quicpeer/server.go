@@ -56,6 +56,7 @@ type Server struct {
 	closed   bool
 
 	accepted atomic.Int64 // connections accepted, for tests
+	streams  atomic.Int64 // streams accepted, for tests
 	unserved atomic.Int64 // requests given up while waiting for a slot, for tests
 }
 
@@ -210,7 +211,8 @@ func (s *Server) untrack(conn *quic.Conn) {
 	s.mu.Unlock()
 }
 
-// serveConn accepts the connection's streams, one goroutine per stream.
+// serveConn accepts the connection's streams (the client's pooled
+// streams), one goroutine per stream.
 func (s *Server) serveConn(conn *quic.Conn) {
 	defer s.wg.Done()
 	defer s.untrack(conn)
@@ -225,6 +227,7 @@ func (s *Server) serveConn(conn *quic.Conn) {
 		if err != nil {
 			return
 		}
+		s.streams.Add(1)
 		s.wg.Add(1)
 		go s.serveStream(conn, pr, st)
 	}

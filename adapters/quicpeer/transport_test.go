@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+
+	"github.com/narad/narad/domain"
 )
 
 // ensure that a request reaches its op's handler and the reply comes back intact.
@@ -115,6 +117,11 @@ func TestWrongSecretRefused(t *testing.T) {
 	}
 	if !logged(clientLogs, "refused our cluster proof") {
 		t.Error("client did not log the refusal")
+	}
+	// The refused stream is not reused: the next call proves again on a new
+	// stream of its lane and is refused again.
+	if _, err := c.Call(context.Background(), s.Addr().String(), OpCreateUser, []byte("u")); !errors.Is(err, ErrAuth) || !errors.Is(err, domain.ErrNotSent) {
+		t.Fatalf("second call with the wrong secret: %v, want ErrAuth as not sent", err)
 	}
 	if ran.Load() != 0 {
 		t.Error("a handler ran for an unauthenticated stream")
