@@ -19,7 +19,7 @@ func (w *WAL) ReadFrom(from uint64, limit int) ([]ports.WALEntry, error) {
 		w.mu.Unlock()
 		return nil, w.errClosed("read")
 	}
-	durable := w.durableNext
+	durable, activeEnd := w.durableNext, w.activeEnd
 	segs := append([]*segment(nil), w.segments...)
 	w.mu.Unlock()
 
@@ -32,7 +32,11 @@ func (w *WAL) ReadFrom(from uint64, limit int) ([]ports.WALEntry, error) {
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > from }) - 1
 	for ; i < len(segs) && len(out) < limit && next < durable; i++ {
 		var err error
-		if out, err = w.readSegment(segs[i], next, durable, limit, out); err != nil {
+		end := int64(-1) // a sealed segment ends at its file size
+		if i == len(segs)-1 {
+			end = activeEnd
+		}
+		if out, err = w.readSegment(segs[i], end, next, durable, limit, out); err != nil {
 			return nil, fmt.Errorf("wal: read from %d: %w", from, err)
 		}
 		if n := len(out); n > 0 {
@@ -46,16 +50,20 @@ func (w *WAL) ReadFrom(from uint64, limit int) ([]ports.WALEntry, error) {
 }
 
 // readSegment appends to out the entries of seg from sequence from on,
-// stopping at durable, at limit entries or at the segment's end.
-func (w *WAL) readSegment(seg *segment, from, durable uint64, limit int, out []ports.WALEntry) ([]ports.WALEntry, error) {
+// stopping at durable, at limit entries or at the segment's data end: size,
+// or the file size when size is negative (a sealed segment, trimmed to its
+// data). The active segment's size is its durable data end, never the file
+// size: a prepared file is longer than its data.
+func (w *WAL) readSegment(seg *segment, size int64, from, durable uint64, limit int, out []ports.WALEntry) ([]ports.WALEntry, error) {
 	f, err := w.opts.FS.Open(seg.path)
 	if err != nil {
 		return out, fmt.Errorf("open segment: %w", err)
 	}
 	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return out, fmt.Errorf("size of %s: %w", seg.path, err)
+	if size < 0 {
+		if size, err = f.Size(); err != nil {
+			return out, fmt.Errorf("size of %s: %w", seg.path, err)
+		}
 	}
 	pos := seg.seek(from)
 	r := newPooledSegReader(f, size)
