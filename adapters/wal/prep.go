@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/narad/narad/adapters/vfs"
 )
@@ -31,6 +32,7 @@ type preparer struct {
 	stop  chan struct{} // closed at Close: a running preparation gives up
 	done  chan error    // non-nil while a preparation runs or its result is unread
 	tried bool          // a preparation was started for the current segment
+	made  atomic.Int64  // spares completed (tests poll it)
 }
 
 func newPreparer(fsys vfs.FS, dir string, limit int64, on bool) *preparer {
@@ -49,7 +51,13 @@ func (p *preparer) maybeStart(activeSize int64) {
 	p.tried = true
 	done := make(chan error, 1)
 	p.done = done
-	go func() { done <- p.prepare() }()
+	go func() {
+		err := p.prepare()
+		if err == nil {
+			p.made.Add(1)
+		}
+		done <- err
+	}()
 }
 
 // take reports whether a finished spare is ready at path(); a failed

@@ -11,10 +11,10 @@ import (
 
 // replayed is what replay leaves for the writer.
 type replayed struct {
-	segments   []*segment // ascending by base; the last is active
-	active      vfs.File // the last segment, open for appends
-	activeSize  int64    // its data end
-	activeLimit int64    // its write limit when prepared; 0 if ordinary
+	segments    []*segment // ascending by base; the last is active
+	active      vfs.File   // the last segment, open for appends
+	activeSize  int64      // its data end
+	activeLimit int64      // its write limit when prepared; 0 if ordinary
 	nextSeq     uint64
 }
 
