@@ -70,8 +70,11 @@ const (
 
 // Implementation constants (ours, not part of the format).
 const (
-	// readWindowBytes is the read-ahead window of a segment reader.
-	readWindowBytes = 256 << 10
+	// readWindowBytes is the largest read-ahead window of a segment reader;
+	// readWindowMinBytes its first, grown 4x on each refill, so a read of a
+	// few records copies a few KiB rather than the whole window.
+	readWindowBytes    = 256 << 10
+	readWindowMinBytes = 16 << 10
 	// indexIntervalBytes spaces the entries of a segment's sparse in-memory
 	// index of (seq, offset) pairs.
 	indexIntervalBytes = 64 << 10

@@ -55,7 +55,9 @@ func replay(fsys vfs.FS, dir string) (replayed, error) {
 			out.closeActive()
 			return replayed{}, err
 		}
-		out.segments = append(out.segments, newSegment(dir, base, res.index))
+		seg := newSegment(dir, base, res.index)
+		seg.end = res.validEnd
+		out.segments = append(out.segments, seg)
 		next = res.next
 	}
 	// next_seq = max(max seq + 1, last segment base): with dense sequences

@@ -167,9 +167,11 @@ func (w *WAL) roll(base uint64) error {
 	if err != nil {
 		return err
 	}
+	sealedEnd := w.activeSize
 	w.active, w.activeSize, w.activeLimit = f, 0, limit
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.segments[len(w.segments)-1].end = sealedEnd
 	w.segments = append(w.segments, newSegment(w.opts.Dir, base, nil))
 	w.activeEnd = 0
 	return nil

@@ -75,6 +75,11 @@ type WAL struct {
 	cp        *checkpoint
 	compactMu sync.Mutex // one compaction at a time
 
+	// readMu guards the cached read descriptor (readcache.go).
+	readMu     sync.Mutex
+	readCache  *readHandle
+	readClosed bool
+
 	poke        chan struct{} // capacity 1, non-blocking sends
 	stopLoop    chan struct{}
 	loopDone    chan struct{}
@@ -189,6 +194,7 @@ func (w *WAL) Close() error {
 		close(w.stopLoop)
 		<-w.loopDone
 		w.prep.close()
+		w.dropCachedRead(nil)
 		close(w.stopFlusher)
 		<-w.flusherDone
 		errs := []error{w.cp.close()}
