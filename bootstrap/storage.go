@@ -27,10 +27,19 @@ var storageModule = fx.Module("storage",
 	),
 )
 
+// walOptions is the ingress WAL's option set from the configuration.
+func walOptions(cfg config.Config) wal.Options {
+	return wal.Options{
+		FS:       vfs.OS{},
+		Dir:      filepath.Join(cfg.Storage.DataDir, "ingress", "produce"),
+		Prealloc: cfg.Storage.IngressWALPrealloc,
+	}
+}
+
 func newWAL(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*wal.WAL, error) {
-	dir := filepath.Join(cfg.Storage.DataDir, "ingress", "produce")
+	dir := walOptions(cfg).Dir
 	start := time.Now()
-	w, err := wal.Open(wal.Options{FS: vfs.OS{}, Dir: dir})
+	w, err := wal.Open(walOptions(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("open ingress WAL: %w", err)
 	}

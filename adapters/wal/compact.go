@@ -130,6 +130,8 @@ func (w *WAL) deletableSegment(cp uint64) (*segment, bool) {
 // deleteSegment removes seg's file and drops it from the list, then makes
 // the removal durable before the next segment may go.
 func (w *WAL) deleteSegment(seg *segment) error {
+	seg.deleted.Store(true)
+	w.dropCachedRead(seg)
 	if err := w.opts.FS.Remove(seg.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("wal: compaction: remove %s: %w", seg.path, err)
 	}

@@ -32,6 +32,13 @@ const (
 	segmentNameDigits = 20
 	// segmentFileSuffix ends every segment file name.
 	segmentFileSuffix = ".wal"
+	// prepFileName names the spare segment being prepared (spec 2.6).
+	prepFileName = "next-segment.prep"
+	// prepTrailerMagic opens the trailer that ends a prepared segment.
+	prepTrailerMagic = "NWPREP01"
+	// prepTrailerBytes is the trailer: the magic then the write limit as a
+	// big-endian u64 (the offset the trailer starts at).
+	prepTrailerBytes = 16
 )
 
 // Behaviour constants (spec section 2 and Appendix A).
@@ -53,15 +60,27 @@ const (
 	// valid frame behind a bad one during replay.
 	magicScanChunkBytes   = 4 << 10
 	magicScanOverlapBytes = 3
+	// preparedRunMaxBytes bounds one write-and-fsync into a prepared
+	// segment: a larger group commit goes in runs of whole frames.
+	preparedRunMaxBytes = 16 << 20
+	// preparedTornWindowBytes: in a prepared last segment, valid frames
+	// starting within this distance after a bad frame are a torn run.
+	preparedTornWindowBytes = 16 << 20
 )
 
 // Implementation constants (ours, not part of the format).
 const (
-	// readWindowBytes is the read-ahead window of a segment reader.
-	readWindowBytes = 256 << 10
+	// readWindowBytes is the largest read-ahead window of a segment reader;
+	// readWindowMinBytes its first, grown 4x on each refill, so a read of a
+	// few records copies a few KiB rather than the whole window.
+	readWindowBytes    = 256 << 10
+	readWindowMinBytes = 16 << 10
 	// indexIntervalBytes spaces the entries of a segment's sparse in-memory
 	// index of (seq, offset) pairs.
 	indexIntervalBytes = 64 << 10
 	// readPreallocEntries caps the entries ReadFrom allocates up front.
 	readPreallocEntries = 1024
+	// prepChunkBytes is the zero buffer used to fill a spare segment and to
+	// check or clear the tail of a prepared one.
+	prepChunkBytes = 1 << 20
 )

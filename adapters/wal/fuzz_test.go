@@ -26,7 +26,15 @@ func frameSeeds() [][]byte {
 	binary.BigEndian.PutUint32(huge[4:], 0xFFFFFFFF)
 	zeroTail := append(bytes.Clone(three), make([]byte, 64)...)
 	return [][]byte{nil, fuzzSegment(0, 1), three, three[:len(three)-7], flipped, huge, zeroTail,
-		[]byte("NWAL"), append(bytes.Clone(three[:30]), three...)}
+		[]byte("NWAL"), append(bytes.Clone(three[:30]), three...),
+		preparedSeed(three, 512), preparedSeed(flipped, 512), preparedSeed(append(bytes.Clone(three[:30]), three...), 1024)}
+}
+
+// preparedSeed is data laid out as a prepared segment of the given limit.
+func preparedSeed(data []byte, limit int) []byte {
+	b := make([]byte, limit)
+	copy(b, data)
+	return append(b, prepTrailer(int64(limit))...)
 }
 
 // ensure that scanning any segment image never panics, never over-allocates,
@@ -58,8 +66,13 @@ func FuzzFrameDecode(f *testing.F) {
 
 func checkScan(t *testing.T, data []byte, base uint64, last bool, res scanResult) {
 	t.Helper()
-	if res.validEnd > int64(len(data)) || (!res.torn && res.validEnd != int64(len(data))) || (res.torn && !last) {
-		t.Fatalf("last=%v: validEnd %d torn %v for %d bytes", last, res.validEnd, res.torn, len(data))
+	prepared := res.prepLimit > 0
+	if res.validEnd > int64(len(data)) || (!res.torn && !prepared && res.validEnd != int64(len(data))) ||
+		((res.torn || prepared) && !last) {
+		t.Fatalf("last=%v: validEnd %d torn %v prepared %v for %d bytes", last, res.validEnd, res.torn, prepared, len(data))
+	}
+	if prepared && !res.torn && bytes.ContainsFunc(data[res.validEnd:res.prepLimit], func(r rune) bool { return r != 0 }) {
+		t.Fatalf("prepared data end %d accepted with non-zero bytes before the limit %d", res.validEnd, res.prepLimit)
 	}
 	again, err := scanSegment(bytes.NewReader(data[:res.validEnd]), res.validEnd, "seg", base, false)
 	if err != nil || again.count != res.count || again.next != res.next {

@@ -89,16 +89,18 @@ func TestCrashProperty(t *testing.T) {
 	if testing.Short() {
 		seeds = 8
 	}
-	for seed := range uint64(seeds) {
-		t.Run(fmt.Sprintf("seed_%d", seed), func(t *testing.T) { crashRun(t, seed) })
+	for _, prealloc := range []bool{false, true} {
+		for seed := range uint64(seeds) {
+			t.Run(fmt.Sprintf("prealloc_%v/seed_%d", prealloc, seed), func(t *testing.T) { crashRun(t, seed, prealloc) })
+		}
 	}
 }
 
-func crashRun(t *testing.T, seed uint64) {
+func crashRun(t *testing.T, seed uint64, prealloc bool) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	mem := vfs.NewMem()
 	cp := &crashPoint{mem: mem, rand: rand.New(rand.NewPCG(seed, 2)), at: 1 + r.Int64N(150)}
-	opts := Options{SegmentSizeMaxBytes: int64(512 + r.IntN(8192)), CheckpointFlushInterval: time.Millisecond}
+	opts := Options{SegmentSizeMaxBytes: int64(512 + r.IntN(8192)), CheckpointFlushInterval: time.Millisecond, Prealloc: prealloc}
 	w := openMem(t, vfs.Inject(mem, cp.hook), opts)
 	ledger := &crashLedger{submitted: map[uint64]domain.IngressRecord{}, acked: map[uint64]bool{}}
 	var wg sync.WaitGroup
@@ -116,7 +118,7 @@ func crashRun(t *testing.T, seed uint64) {
 	if cp.image == nil {
 		cp.image = mem.Crash(vfs.CrashOptions{Rand: cp.rand})
 	}
-	t.Logf("crash at op %d of %d, acked %d of %d", cp.at, cp.ops.Load(), len(ledger.acked), len(ledger.submitted))
+	t.Logf("crash at op %d of %d, acked %d of %d, spares made %d", cp.at, cp.ops.Load(), len(ledger.acked), len(ledger.submitted), w.prep.made.Load())
 	checkCrashImage(t, cp.image, opts, ledger)
 }
 

@@ -3,16 +3,19 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 
 	"github.com/narad/narad/adapters/vfs"
 )
 
 // replayed is what replay leaves for the writer.
 type replayed struct {
-	segments   []*segment // ascending by base; the last is active
-	active     vfs.File   // the last segment, open for appends
-	activeSize int64
-	nextSeq    uint64
+	segments    []*segment // ascending by base; the last is active
+	active      vfs.File   // the last segment, open for appends
+	activeSize  int64      // its data end
+	activeLimit int64      // its write limit when prepared; 0 if ordinary
+	nextSeq     uint64
 }
 
 // replay scans every segment of dir in order (spec 2.7), truncates a torn
@@ -23,6 +26,12 @@ func replay(fsys vfs.FS, dir string) (replayed, error) {
 	names, err := fsys.List(dir)
 	if err != nil {
 		return replayed{}, fmt.Errorf("list %s: %w", dir, err)
+	}
+	if slices.Contains(names, prepFileName) {
+		// A spare left by an earlier process is never a segment: drop it.
+		if err := fsys.Remove(filepath.Join(dir, prepFileName)); err != nil {
+			return replayed{}, fmt.Errorf("remove stale %s: %w", prepFileName, err)
+		}
 	}
 	bases := segmentBases(names)
 	if len(bases) == 0 {
@@ -46,7 +55,9 @@ func replay(fsys vfs.FS, dir string) (replayed, error) {
 			out.closeActive()
 			return replayed{}, err
 		}
-		out.segments = append(out.segments, newSegment(dir, base, res.index))
+		seg := newSegment(dir, base, res.index)
+		seg.end = res.validEnd
+		out.segments = append(out.segments, seg)
 		next = res.next
 	}
 	// next_seq = max(max seq + 1, last segment base): with dense sequences
@@ -68,12 +79,12 @@ func (out *replayed) replaySegment(fsys vfs.FS, path string, base uint64, last b
 	}
 	res, err := scanOpenSegment(f, path, base, last)
 	if err == nil && res.torn {
-		err = cutTornTail(f, res.validEnd)
+		err = cutTornTail(f, res)
 	}
 	if err != nil || !last {
 		return res, errors.Join(err, closeFile(f))
 	}
-	out.active, out.activeSize = f, res.validEnd
+	out.active, out.activeSize, out.activeLimit = f, res.validEnd, res.prepLimit
 	return res, nil
 }
 
@@ -85,14 +96,20 @@ func scanOpenSegment(f vfs.File, path string, base uint64, last bool) (scanResul
 	return scanSegment(f, size, path, base, last)
 }
 
-// cutTornTail truncates the active segment to its last valid frame end and
-// makes the cut durable, so no later append lands behind unknown bytes.
-func cutTornTail(f vfs.File, end int64) error {
-	if err := f.Truncate(end); err != nil {
-		return fmt.Errorf("truncate torn tail of %s at %d: %w", f.Name(), end, err)
+// cutTornTail makes the torn tail go durably: an ordinary segment is
+// truncated to its last valid frame end; in a prepared one the bytes from
+// there to the last non-zero byte are zeroed, so the data end is there and
+// the file stays prepared. Either way no later append lands behind unknown
+// bytes.
+func cutTornTail(f vfs.File, res scanResult) error {
+	if res.prepLimit == 0 {
+		return truncateSynced(f, res.validEnd, "torn tail")
+	}
+	if err := zeroRange(f, res.validEnd, res.tornEnd, nil); err != nil {
+		return fmt.Errorf("clear torn tail of prepared %s: %w", f.Name(), err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s after truncating its torn tail: %w", f.Name(), err)
+		return fmt.Errorf("sync %s after clearing its torn tail: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -22,6 +22,12 @@ type scanResult struct {
 	torn bool
 	// tornFault says what the first bad byte looked like, when torn.
 	tornFault frameFault
+	// prepLimit is the write limit when the (last) segment is prepared; the
+	// frames then end at validEnd and zeros follow up to the limit.
+	prepLimit int64
+	// tornEnd is the end of the torn bytes of a prepared segment (the last
+	// non-zero byte before the limit), when torn.
+	tornEnd int64
 }
 
 // scanSegment checks every frame of the segment name, whose frames must carry
@@ -58,7 +64,14 @@ func (res scanResult) badRegion(r io.ReaderAt, size int64, name string, off int6
 		return res, &CorruptionError{File: name, Offset: off,
 			Reason: fault.String() + " in a sealed segment (expected sequence " + fmt.Sprint(res.next) + ")"}
 	}
-	at, found, err := findValidFrame(r, size, off+1, res.next)
+	limit, prepared, err := preparedLimit(r, size)
+	if err != nil {
+		return res, fmt.Errorf("scan %s: %w", name, err)
+	}
+	if prepared && off <= limit {
+		return res.preparedTail(r, limit, name, off, fault)
+	}
+	at, found, err := findValidFrame(r, size, off+1, size, res.next)
 	if err != nil {
 		return res, fmt.Errorf("scan %s after byte %d: %w", name, off, err)
 	}
@@ -71,16 +84,42 @@ func (res scanResult) badRegion(r io.ReaderAt, size int64, name string, off int6
 	return res, nil
 }
 
-// findValidFrame searches [from, size) for a complete frame with a good CRC
-// and a sequence >= minSeq: magic search in 4 KiB chunks with a 3-byte
-// overlap, so a magic straddling two chunks is seen once.
-func findValidFrame(r io.ReaderAt, size, from int64, minSeq uint64) (int64, bool, error) {
+// preparedTail decides what follows the last frame (at off) of a prepared
+// last segment: all zeros up to the limit is its clean data end; other bytes
+// are a torn run, accepted even with valid frames among them as long as none
+// starts more than 16 MiB after off (spec 2.7). Anything else is corruption.
+func (res scanResult) preparedTail(r io.ReaderAt, limit int64, name string, off int64, fault frameFault) (scanResult, error) {
+	res.prepLimit = limit
+	junkEnd, err := nonZeroEnd(r, off, limit)
+	if err != nil || junkEnd == off {
+		return res, err
+	}
+	if junkEnd > off+preparedTornWindowBytes {
+		at, found, err := findValidFrame(r, limit, off+preparedTornWindowBytes+1, junkEnd, res.next)
+		if err != nil {
+			return res, fmt.Errorf("scan %s after byte %d: %w", name, off, err)
+		}
+		if found {
+			return res, &CorruptionError{File: name, Offset: off, Reason: fmt.Sprintf(
+				"%s followed by a valid frame at byte %d, beyond the torn-run window of a prepared segment", fault, at)}
+		}
+	}
+	res.torn, res.tornFault, res.tornEnd = true, fault, junkEnd
+	return res, nil
+}
+
+// findValidFrame searches positions [from, to) of a file of size bytes for a
+// complete frame with a good CRC and a sequence >= minSeq: magic search in
+// 4 KiB chunks with a 3-byte overlap, so a magic straddling two chunks is
+// seen once.
+func findValidFrame(r io.ReaderAt, size, from, to int64, minSeq uint64) (int64, bool, error) {
 	var magic [4]byte
 	binary.BigEndian.PutUint32(magic[:], frameMagic)
 	chunk := make([]byte, magicScanChunkBytes)
 	cand := newSegReader(r, size)
-	for pos := from; pos+int64(len(magic)) <= size; {
-		n := int(min(int64(len(chunk)), size-pos))
+	end := min(size, to+int64(len(magic))-1) // bytes a magic starting before to may use
+	for pos := from; pos+int64(len(magic)) <= end; {
+		n := int(min(int64(len(chunk)), end-pos))
 		if got, err := r.ReadAt(chunk[:n], pos); got < n {
 			return 0, false, fmt.Errorf("read %d bytes at %d: %w", n, pos, errOr(err, io.ErrUnexpectedEOF))
 		}
@@ -96,7 +135,7 @@ func findValidFrame(r io.ReaderAt, size, from int64, minSeq uint64) (int64, bool
 			}
 			i += j + 1
 		}
-		if pos+int64(n) >= size {
+		if pos+int64(n) >= end {
 			break
 		}
 		pos += int64(n - magicScanOverlapBytes)

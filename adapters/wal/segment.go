@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // segment is one segment file: its base (the first sequence it may hold) and
@@ -14,9 +15,16 @@ import (
 type segment struct {
 	base uint64
 	path string
+	// end is the data end of a sealed segment, set (under WAL.mu, or by
+	// replay) before its successor joins the segment list; readers that see
+	// the successor may use it. Unused while the segment is active.
+	end int64
+	// deleted is set by compaction before the file goes.
+	deleted atomic.Bool
 
 	mu    sync.Mutex
 	index []indexEntry // ascending by seq and offset
+	after indexEntry   // where the last read stopped: a frame start (or the data end)
 }
 
 // indexEntry says frame seq starts at byte off of its segment.
@@ -28,6 +36,8 @@ type indexEntry struct {
 func newSegment(dir string, base uint64, index []indexEntry) *segment {
 	return &segment{base: base, path: segmentPath(dir, base), index: index}
 }
+
+func (s *segment) isDeleted() bool { return s.deleted.Load() }
 
 // segmentName is "<20-digit zero-padded base>.wal".
 func segmentName(base uint64) string {
@@ -80,11 +90,25 @@ func appendIndex(index []indexEntry, seq uint64, off int64) []indexEntry {
 func (s *segment) seek(seq uint64) indexEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := sort.Search(len(s.index), func(i int) bool { return s.index[i].seq > seq })
-	if i == 0 {
-		return indexEntry{seq: s.base}
+	best := indexEntry{seq: s.base}
+	if i := sort.Search(len(s.index), func(i int) bool { return s.index[i].seq > seq }); i > 0 {
+		best = s.index[i-1]
 	}
-	return s.index[i-1]
+	if s.after.seq <= seq && s.after.seq > best.seq {
+		best = s.after
+	}
+	return best
+}
+
+// noteAfter records where a read stopped (the frame after the last one it
+// verified starts there), so the next read from there need not walk from
+// the last index entry: the dispatcher reads on from where it stopped.
+func (s *segment) noteAfter(seq uint64, off int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq > s.after.seq {
+		s.after = indexEntry{seq: seq, off: off}
+	}
 }
 
 // note records a verified frame position for later seeks.

@@ -19,13 +19,14 @@ type segReader struct {
 	size   int64
 	buf    []byte
 	bufOff int64
+	window int64 // the next refill's size: starts small, grows 4x per refill
 }
 
 // windowPool recycles read windows between ReadFrom calls.
 var windowPool = sync.Pool{New: func() any { return new([]byte) }}
 
 func newSegReader(r io.ReaderAt, size int64) *segReader {
-	return &segReader{r: r, size: size}
+	return &segReader{r: r, size: size, window: readWindowMinBytes}
 }
 
 // newPooledSegReader is newSegReader with a recycled window; call release
@@ -54,8 +55,9 @@ func (s *segReader) bytesAt(off int64, n int) ([]byte, error) {
 		start := off - s.bufOff
 		return s.buf[start : start+int64(n)], nil
 	}
-	want := int64(max(n, readWindowBytes))
+	want := max(int64(n), s.window)
 	want = min(want, s.size-off)
+	s.window = min(4*s.window, readWindowBytes)
 	if int64(cap(s.buf)) < want {
 		s.buf = make([]byte, want)
 	}

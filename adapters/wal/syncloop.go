@@ -1,9 +1,11 @@
 package wal
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
+	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
 )
 
@@ -69,7 +71,8 @@ func (w *WAL) latch(cause error) error {
 
 // writeStage writes the detached buffer piece by piece: the frames before
 // each roll are written and synced into the old segment, then the roll, then
-// the rest. The durable frontier moves after each synced piece.
+// the rest. The durable frontier moves after each synced piece. Once the
+// active segment is half full, the next one starts being prepared.
 func (w *WAL) writeStage(st *stage) error {
 	start := 0
 	for _, r := range st.rolls {
@@ -81,15 +84,41 @@ func (w *WAL) writeStage(st *stage) error {
 		}
 		start = r.at
 	}
-	return w.writePiece(st.buf[start:], st.endSeq)
+	if err := w.writePiece(st.buf[start:], st.endSeq); err != nil {
+		return err
+	}
+	w.prep.maybeStart(w.activeSize)
+	return nil
 }
 
-// writePiece appends p to the active segment, fsyncs once and makes every
-// sequence below endSeq durable.
+// writePiece appends p (whole frames) to the active segment and makes every
+// sequence below endSeq durable. An ordinary segment takes p in one write and
+// one fsync; a prepared one in runs of whole frames of at most 16 MiB, so a
+// crash tears at most one run. A piece that would reach a prepared segment's
+// trailer first turns it into an ordinary segment.
 func (w *WAL) writePiece(p []byte, endSeq uint64) error {
-	if len(p) == 0 {
-		return nil
+	if w.activeLimit > 0 && w.activeSize+int64(len(p)) > w.activeLimit {
+		if err := truncateSynced(w.active, w.activeSize, "piece past the preparation limit"); err != nil {
+			return err
+		}
+		w.activeLimit = 0
 	}
+	for len(p) > 0 {
+		n, runEnd := len(p), endSeq
+		if w.activeLimit > 0 {
+			n, runEnd = preparedRun(p, endSeq)
+		}
+		if err := w.writeRun(p[:n], runEnd); err != nil {
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
+}
+
+// writeRun writes p at the data end, fsyncs once and makes every sequence
+// below endSeq durable.
+func (w *WAL) writeRun(p []byte, endSeq uint64) error {
 	if _, err := w.active.WriteAt(p, w.activeSize); err != nil {
 		return fmt.Errorf("write %d bytes at %d of %s: %w", len(p), w.activeSize, w.active.Name(), err)
 	}
@@ -97,26 +126,64 @@ func (w *WAL) writePiece(p []byte, endSeq uint64) error {
 	if err := w.active.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", w.active.Name(), err)
 	}
-	w.advanceDurable(endSeq)
+	w.advanceDurable(endSeq, w.activeSize)
 	return nil
 }
 
-// roll seals the active segment (already synced by writePiece) and makes the
-// segment based at base active: exclusive create, then a directory fsync
-// before anything is written to it.
+// preparedRun returns the length of the longest prefix of whole frames of p
+// within preparedRunMaxBytes (at least one frame) and the sequence after its
+// last frame; endSeq when the run is all of p.
+func preparedRun(p []byte, endSeq uint64) (int, uint64) {
+	n := 0
+	var next uint64
+	for n < len(p) {
+		frame := frameHeaderBytes + int(binary.BigEndian.Uint32(p[n+4:]))
+		if n > 0 && n+frame > preparedRunMaxBytes {
+			return n, next
+		}
+		next = binary.BigEndian.Uint64(p[n+8:]) + 1
+		n += frame
+	}
+	return n, endSeq
+}
+
+// roll seals the active segment (already synced by writePiece; a prepared one
+// is trimmed to its data) and makes the segment based at base active: the
+// ready spare renamed into place, or else an exclusive create; either way the
+// directory is fsynced before anything is written to it.
 func (w *WAL) roll(base uint64) error {
 	old := w.active
 	w.active = nil
+	if w.activeLimit > 0 {
+		if err := truncateSynced(old, w.activeSize, "sealing a prepared segment"); err != nil {
+			_ = old.Close()
+			return err
+		}
+	}
 	if err := closeFile(old); err != nil {
 		return err
 	}
-	f, err := createSegment(w.opts.FS, w.opts.Dir, base)
+	f, limit, err := w.nextSegment(base)
 	if err != nil {
 		return err
 	}
-	w.active, w.activeSize = f, 0
+	sealedEnd := w.activeSize
+	w.active, w.activeSize, w.activeLimit = f, 0, limit
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.segments[len(w.segments)-1].end = sealedEnd
 	w.segments = append(w.segments, newSegment(w.opts.Dir, base, nil))
+	w.activeEnd = 0
 	return nil
+}
+
+// nextSegment opens the segment based at base: the ready spare (with its
+// write limit) or a new empty file (limit 0).
+func (w *WAL) nextSegment(base uint64) (vfs.File, int64, error) {
+	if w.prep.take() {
+		f, err := installPrepared(w.opts.FS, w.opts.Dir, base)
+		return f, w.prep.limit, err
+	}
+	f, err := createSegment(w.opts.FS, w.opts.Dir, base)
+	return f, 0, err
 }

@@ -26,6 +26,10 @@ type Options struct {
 	SyncInterval time.Duration
 	// CheckpointFlushInterval overrides the 250 ms checkpoint flush bound.
 	CheckpointFlushInterval time.Duration
+	// Prealloc turns on segment preparation (storage.ingress_wal_prealloc,
+	// spec 2.6): the next segment is zero-filled in the background once the
+	// active one is half full.
+	Prealloc bool
 }
 
 func (o Options) withDefaults() Options {
@@ -57,16 +61,24 @@ type WAL struct {
 	durableNext  uint64
 	durableCh    chan struct{}
 	segments     []*segment // ascending by base; the last is active
+	activeEnd    int64      // durable data end of the active segment
 	closed       bool
 	failErr      error // the latched disk failure, wraps domain.ErrWALFailed
 	failed       atomic.Bool
 
 	// Owned by the sync loop alone after Open.
-	active     vfs.File
-	activeSize int64
+	active      vfs.File
+	activeSize  int64 // data end of the active segment, where the next write goes
+	activeLimit int64 // write limit of a prepared active segment; 0 if ordinary
+	prep        *preparer
 
 	cp        *checkpoint
 	compactMu sync.Mutex // one compaction at a time
+
+	// readMu guards the cached read descriptor (readcache.go).
+	readMu     sync.Mutex
+	readCache  *readHandle
+	readClosed bool
 
 	poke        chan struct{} // capacity 1, non-blocking sends
 	stopLoop    chan struct{}
@@ -124,8 +136,11 @@ func newWAL(opts Options, rep replayed, cp *checkpoint) *WAL {
 		durableNext:  rep.nextSeq,
 		durableCh:    make(chan struct{}),
 		segments:     rep.segments,
+		activeEnd:    rep.activeSize,
 		active:       rep.active,
 		activeSize:   rep.activeSize,
+		activeLimit:  rep.activeLimit,
+		prep:         newPreparer(opts.FS, opts.Dir, opts.SegmentSizeMaxBytes, opts.Prealloc),
 		cp:           cp,
 		poke:         make(chan struct{}, 1),
 		stopLoop:     make(chan struct{}),
@@ -154,10 +169,12 @@ func (w *WAL) Durable() <-chan struct{} {
 // narad_ingress_wal_failed gauge).
 func (w *WAL) Failed() bool { return w.failed.Load() }
 
-// advanceDurable moves the durable frontier to next and wakes waiters.
-func (w *WAL) advanceDurable(next uint64) {
+// advanceDurable moves the durable frontier to next, whose frames end at
+// byte end of the active segment, and wakes waiters.
+func (w *WAL) advanceDurable(next uint64, end int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.activeEnd = end
 	if next <= w.durableNext {
 		return
 	}
@@ -176,6 +193,8 @@ func (w *WAL) Close() error {
 		w.mu.Unlock()
 		close(w.stopLoop)
 		<-w.loopDone
+		w.prep.close()
+		w.dropCachedRead(nil)
 		close(w.stopFlusher)
 		<-w.flusherDone
 		errs := []error{w.cp.close()}

@@ -26,11 +26,23 @@ func TestUnbuiltKeysAreRefusedWhenSet(t *testing.T) {
 		}
 	}
 	c := Default()
-	c.Storage.IngressWALPrealloc = true
+	c.Storage.ColdRetentionWalkMs = 120_000
 	c.Storage.DataDir = "/tmp/x"
 	var got []string
 	c.validateUnbuilt(func(f string, args ...any) { got = append(got, args[0].(string)) })
-	if len(got) != 1 || got[0] != "storage.ingress_wal_prealloc" {
-		t.Fatalf("refused %v, want storage.ingress_wal_prealloc", got)
+	if len(got) != 1 || got[0] != "storage.cold_retention_walk_ms" {
+		t.Fatalf("refused %v, want storage.cold_retention_walk_ms", got)
+	}
+}
+
+// ensure that storage.ingress_wal_prealloc, now built, loads when set.
+func TestIngressWALPreallocLoads(t *testing.T) {
+	c, err := Load(Source{File: writeFile(t, `{"storage":{"ingress_wal_prealloc":true}}`),
+		Env: env(map[string]string{"NARAD_SECURITY_ENABLED": "false"})})
+	if err != nil {
+		t.Fatalf("storage.ingress_wal_prealloc=true refused: %v", err)
+	}
+	if !c.Storage.IngressWALPrealloc {
+		t.Fatal("storage.ingress_wal_prealloc=true did not take")
 	}
 }

@@ -1,0 +1,161 @@
+package wal
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/narad/narad/adapters/vfs"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// openFDs returns the targets of this process's descriptors under dir.
+func openFDs(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err == nil && strings.HasPrefix(target, dir) {
+			out = append(out, target)
+		}
+	}
+	return out
+}
+
+// ensure that ReadFrom opens a segment once and reuses the descriptor across
+// calls, that moving on to another segment closes the old descriptor, that
+// compaction deleting a segment and Close leave no descriptor behind, and
+// that reads after Close fail.
+func TestReadDescriptorReusedAndReleased(t *testing.T) {
+	dir := t.TempDir()
+	log := &opLog{}
+	w, err := Open(Options{FS: vfs.Inject(vfs.OS{}, log.hook), Dir: dir, SegmentSizeMaxBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	recs := mustAppendN(t, w, 60, 200) // several segments
+	opensBefore := countOps(log.snapshot(), vfs.OpOpen)
+	for i := uint64(50); i < 60; i++ {
+		checkRecords(t, mustRead(t, w, i, 1), i, recs[i:i+1])
+	}
+	if n := countOps(log.snapshot(), vfs.OpOpen) - opensBefore; n != 1 {
+		t.Fatalf("10 reads of the active segment opened it %d times, want once", n)
+	}
+	checkRecords(t, readAll(t, w, 0), 0, recs) // walks every segment
+	if fds := segmentFDs(t, dir); len(fds) > 2 {
+		t.Fatalf("after reading every segment: descriptors %v, want the writer's and one cached", fds)
+	}
+	if err := w.StoreCheckpoint(60); err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, mustRead(t, w, 0, 1), 0, recs[:1]) // cache the oldest segment
+	if err := w.FlushCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range segmentFDs(t, dir) {
+		if strings.HasSuffix(fd, "(deleted)") {
+			t.Fatalf("descriptor of a compacted segment kept: %s", fd)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fds := openFDs(t, dir); len(fds) != 0 {
+		t.Fatalf("descriptors left after Close: %v", fds)
+	}
+	if _, err := w.ReadFrom(0, 1); !errors.Is(err, domain.ErrClosed) {
+		t.Fatalf("ReadFrom after Close: %v, want ErrClosed", err)
+	}
+}
+
+func segmentFDs(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, fd := range openFDs(t, dir) {
+		if strings.Contains(filepath.Base(fd), segmentFileSuffix) {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
+
+func countOps(ops []loggedOp, op vfs.Op) int {
+	n := 0
+	for _, o := range ops {
+		if o.op == op && filepath.Ext(o.name) == segmentFileSuffix {
+			n++
+		}
+	}
+	return n
+}
+
+func mustRead(t *testing.T, w *WAL, from uint64, limit int) []ports.WALEntry {
+	t.Helper()
+	got, err := w.ReadFrom(from, limit)
+	if err != nil {
+		t.Fatalf("ReadFrom(%d, %d): %v", from, limit, err)
+	}
+	return got
+}
+
+// ensure that reads racing appends, rolls, compaction and Close return
+// dense, correct records or ErrClosed, and that no descriptor outlives Close.
+func TestReadsRacingRotationCompactionAndClose(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(Options{Dir: dir, SegmentSizeMaxBytes: 2048, Prealloc: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range n {
+			if _, err := w.Append(context.Background(), testRecord(i, 100)); err != nil {
+				t.Errorf("Append %d: %v", i, err)
+				return
+			}
+			if i%20 == 19 {
+				_ = w.StoreCheckpoint(w.DurableNext())
+				_ = w.FlushCheckpoint()
+			}
+		}
+	})
+	for range 2 {
+		wg.Go(func() {
+			for next := uint64(0); next < n; {
+				got, err := w.ReadFrom(next, 8)
+				if errors.Is(err, domain.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("ReadFrom(%d): %v", next, err)
+					return
+				}
+				for _, e := range got {
+					if e.Seq < next || !sameRecord(e.Record, testRecord(int(e.Seq), 100)) {
+						t.Errorf("seq %d read from %d: wrong record", e.Seq, next)
+						return
+					}
+					next = e.Seq + 1
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fds := openFDs(t, dir); len(fds) != 0 {
+		t.Fatalf("descriptors left after Close: %v", fds)
+	}
+}
