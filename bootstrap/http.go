@@ -22,9 +22,9 @@ const readHeaderTimeoutMax = 5 * time.Second
 // httpModule serves the client API; it starts last and stops first.
 var httpModule = fx.Module("http",
 	fx.Provide(
-		fx.Annotate(newEngine, fx.ParamTags(``, ``, ``, `group:"routes"`)),
+		fx.Annotate(newEngine, fx.ParamTags(``, ``, ``, ``, `group:"routes"`)),
 	),
-	fx.Invoke(serveHTTP, servePprof),
+	fx.Invoke(serveMetricsListener, serveHTTP, servePprof),
 )
 
 // asRoutes tags a route-group constructor for the engine.
@@ -32,8 +32,11 @@ func asRoutes(f any) any {
 	return fx.Annotate(f, fx.ResultTags(`group:"routes,flatten"`))
 }
 
-func newEngine(log *zap.Logger, m *telemetry.Metrics, r *Readiness, groups []httpapi.Route) http.Handler {
-	routes := append(httpapi.HealthRoutes(r), httpapi.MetricsRoute(m.Registry))
+func newEngine(cfg config.Config, log *zap.Logger, m *telemetry.Metrics, r *Readiness, groups []httpapi.Route) http.Handler {
+	routes := httpapi.HealthRoutes(r)
+	if cfg.HTTP.MetricsAddr == "" { // else /metrics is served on its own listener only
+		routes = append(routes, httpapi.MetricsRoute(m.Registry))
+	}
 	routes = append(routes, groups...)
 	return httpapi.NewEngineWith(httpapi.EngineOptions{Log: log, Metrics: m}, routes...)
 }

@@ -27,16 +27,22 @@ func servePprof(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeoutMax}
+	serveSide(lc, srv, "http.pprof_addr", cfg.HTTP.PprofAddr, log, "pprof listening without authentication")
+}
+
+// serveSide runs srv on a side listener at addr (configured by key) for
+// the node's life, logging msg at warn level once it listens.
+func serveSide(lc fx.Lifecycle, srv *http.Server, key, addr string, log *zap.Logger, msg string) {
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
-			ln, err := net.Listen("tcp", cfg.HTTP.PprofAddr)
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return fmt.Errorf("listen on http.pprof_addr %s: %w", cfg.HTTP.PprofAddr, err)
+				return fmt.Errorf("listen on %s %s: %w", key, addr, err)
 			}
-			log.Warn("pprof listening without authentication", zap.String("addr", ln.Addr().String()))
+			log.Warn(msg, zap.String("addr", ln.Addr().String()))
 			go func() {
 				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("pprof server stopped", zap.Error(err))
+					log.Error("side listener stopped", zap.String("key", key), zap.Error(err))
 				}
 			}()
 			return nil

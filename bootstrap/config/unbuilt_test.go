@@ -13,7 +13,7 @@ func TestUnbuiltKeysAreRefusedWhenSet(t *testing.T) {
 		t.Fatalf("defaults refused: %v", err)
 	}
 	for key, v := range map[string]string{
-		"NARAD_HTTP_METRICS_ADDR":              "127.0.0.1:9100",
+		"NARAD_HTTP_METRICS_UNAUTHENTICATED":   "true",
 		"NARAD_CLUSTER_RAFT_SNAPSHOT_INTERVAL": "300s",
 	} {
 		e := map[string]string{key: v}
@@ -44,5 +44,13 @@ func TestIngressWALPreallocLoads(t *testing.T) {
 	}
 	if !c.Storage.IngressWALPrealloc {
 		t.Fatal("storage.ingress_wal_prealloc=true did not take")
+	}
+}
+
+// ensure that http.metrics_addr, now built, loads when set.
+func TestMetricsAddrLoads(t *testing.T) {
+	c, err := Load(Source{Env: env(map[string]string{"NARAD_SECURITY_ENABLED": "false", "NARAD_HTTP_METRICS_ADDR": "127.0.0.1:9100"})})
+	if err != nil || c.HTTP.MetricsAddr != "127.0.0.1:9100" {
+		t.Fatalf("metrics_addr: %+v %v", c.HTTP.MetricsAddr, err)
 	}
 }
