@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -37,18 +38,36 @@ func observe(m HTTPMetrics) gin.HandlerFunc {
 	}
 }
 
+// routeLabel is the request's route label, formatted once per route.
 func routeLabel(c *gin.Context) string {
 	p := c.FullPath()
 	if p == "" {
 		return "unmatched"
 	}
-	parts := strings.Split(p, "/")
+	key := routeKey{method: c.Request.Method, path: p}
+	if l, ok := routeLabels.Load(key); ok {
+		return l.(string)
+	}
+	l := formatRouteLabel(key)
+	routeLabels.Store(key, l)
+	return l
+}
+
+// routeKey is a matched route: its method and gin path pattern.
+type routeKey struct{ method, path string }
+
+// routeLabels caches routeKey → label; the keys are the engine's routes.
+var routeLabels sync.Map
+
+// formatRouteLabel writes gin's ":param" segments as "{param}".
+func formatRouteLabel(k routeKey) string {
+	parts := strings.Split(k.path, "/")
 	for i, s := range parts {
 		if strings.HasPrefix(s, ":") {
 			parts[i] = "{" + s[1:] + "}"
 		}
 	}
-	return c.Request.Method + " " + strings.Join(parts, "/")
+	return k.method + " " + strings.Join(parts, "/")
 }
 
 // MetricsRoute serves the Prometheus exposition of g at /metrics (api.md

@@ -24,6 +24,7 @@ type Metrics struct {
 	httpRequests              *prometheus.CounterVec
 	httpDuration              *prometheus.HistogramVec
 	httpBytesIn, httpBytesOut *prometheus.CounterVec
+	httpSeries                httpSeriesCache
 	httpInFlight              prometheus.Gauge
 	batchBudgetRejections     prometheus.Counter
 	ackRejected               *prometheus.CounterVec
@@ -131,14 +132,14 @@ func (m *Metrics) Error(component, kind string) { m.errors.WithLabelValues(compo
 
 // HTTPRequest records one finished request.
 func (m *Metrics) HTTPRequest(route, method string, status int, d time.Duration, bytesIn, bytesOut int64) {
-	s := strconv.Itoa(status)
-	m.httpRequests.WithLabelValues(route, method, s).Inc()
-	m.httpDuration.WithLabelValues(route, method, s).Observe(d.Seconds())
+	s := m.httpSeries.get(m, httpKey{route: route, method: method, status: status})
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
 	if bytesIn > 0 {
-		m.httpBytesIn.WithLabelValues(route).Add(float64(bytesIn))
+		s.counter(&s.in, m.httpBytesIn).Add(float64(bytesIn))
 	}
 	if bytesOut > 0 {
-		m.httpBytesOut.WithLabelValues(route).Add(float64(bytesOut))
+		s.counter(&s.out, m.httpBytesOut).Add(float64(bytesOut))
 	}
 	if status >= 500 {
 		m.Error("http", "5xx")
