@@ -11,9 +11,10 @@ import (
 // slot freed; nobody waits for it, it only closes the request id.
 const msgCancelled = "request cancelled before it ran"
 
-// dispatch runs request req's handler under a slot and writes its answer.
-// A request whose caller gave up (cancel frame, broken stream) while it
-// waited for a slot is answered without running.
+// dispatch runs request req's handler under a slot of its class (an exempt
+// op takes none) and writes its answer. A request whose caller gave up
+// (cancel frame, broken stream) while it waited for a slot is answered
+// without running.
 func (s *Server) dispatch(ctx context.Context, ss *serverStream, req frame) {
 	op := Op(req.Payload[0])
 	h := s.handler(op)
@@ -21,15 +22,20 @@ func (s *Server) dispatch(ctx context.Context, ss *serverStream, req frame) {
 		s.answer(ss, op, frame{Type: typeError, RequestID: req.RequestID, Payload: errorPayload(msgUnsupportedOp)})
 		return
 	}
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		s.unserved.Add(1)
-		s.answer(ss, op, frame{Type: typeError, RequestID: req.RequestID, Payload: errorPayload(msgCancelled)})
-		return
+	slots := s.slots.of(slotClassOf(op, req.Payload[1:]))
+	if slots != nil {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			s.unserved.Add(1)
+			s.answer(ss, op, frame{Type: typeError, RequestID: req.RequestID, Payload: errorPayload(msgCancelled)})
+			return
+		}
 	}
 	resp, err := s.run(ctx, h, op, req.Payload[1:])
-	<-s.slots
+	if slots != nil {
+		<-slots
+	}
 	out := frame{Type: typeReply, RequestID: req.RequestID, Payload: resp}
 	if err != nil {
 		out = frame{Type: typeError, RequestID: req.RequestID, Payload: errorPayload(err.Error())}

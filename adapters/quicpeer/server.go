@@ -26,7 +26,8 @@ type ServerOptions struct {
 	Secret []byte
 	// Log receives refusals (component=audit for failed proofs); required.
 	Log *zap.Logger
-	// MaxHandlers bounds handlers running at once; 0 means
+	// MaxHandlers bounds the commit handlers running at once, and
+	// separately the messaging handlers (slots.go); 0 means
 	// max(64, 4 × GOMAXPROCS).
 	MaxHandlers int
 	// Now dates the self-signed certificate; nil means time.Now. Tests use
@@ -41,7 +42,7 @@ type Server struct {
 	secret []byte
 	log    *zap.Logger
 	now    func() time.Time
-	slots  chan struct{}
+	slots  handlerSlots
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -79,7 +80,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 		secret:   append([]byte(nil), o.Secret...),
 		log:      o.Log.Named("quicpeer"),
 		now:      o.Now,
-		slots:    make(chan struct{}, o.MaxHandlers),
+		slots:    newHandlerSlots(o.MaxHandlers),
 		ctx:      ctx,
 		cancel:   cancel,
 		handlers: make(map[Op]Handler),

@@ -1,0 +1,58 @@
+package quicpeer
+
+// Server-side handler bounds (internals.md §10.3, "Server-side
+// concurrency"): produce commits run under one bound and the other
+// messaging handlers (acks, extends, NACKs, AckBatch, token frames and
+// non-blocking consume scans) under another, so a flood of one kind never
+// starves the other. Long-poll consumes and the control ops (metadata
+// forwards, joins, statistics: most of them call other peers or wait on
+// Raft) hold no slot: a handler slot held for a long poll's whole wait
+// would let parked consumers stop every commit to this node.
+
+// slotClass says which bound an op's handler runs under.
+type slotClass uint8
+
+const (
+	slotExempt slotClass = iota
+	slotCommit
+	slotMessaging
+)
+
+// slotClassOf classifies one request by its op and, for a consume, by
+// whether it may wait: a probe (local only) or a request without a wait
+// is a scan; anything else is a long poll. A consume request that does
+// not decode is a scan: its handler refuses it at once.
+func slotClassOf(op Op, req []byte) slotClass {
+	switch op {
+	case OpProduce, OpCommitProduce, OpCommitProduceBatch:
+		return slotCommit
+	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpTokenRegister, OpTokenNotify:
+		return slotMessaging
+	case OpConsume:
+		r, err := decodeConsumeRequest(req)
+		if err != nil || r.LocalOnly || r.Wait <= 0 {
+			return slotMessaging
+		}
+	}
+	return slotExempt
+}
+
+// handlerSlots are the server's two bounds.
+type handlerSlots struct {
+	commit, messaging chan struct{}
+}
+
+func newHandlerSlots(n int) handlerSlots {
+	return handlerSlots{commit: make(chan struct{}, n), messaging: make(chan struct{}, n)}
+}
+
+// of returns the bound of class c, nil for an exempt op.
+func (h handlerSlots) of(c slotClass) chan struct{} {
+	switch c {
+	case slotCommit:
+		return h.commit
+	case slotMessaging:
+		return h.messaging
+	}
+	return nil
+}
