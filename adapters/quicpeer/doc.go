@@ -119,8 +119,10 @@
 // A write that sent no byte leaves the stream open; a partial write, an
 // unreadable frame or a reset breaks the stream, failing the calls waiting
 // on it (as possibly run when their request was written whole), and the
-// lane opens a new stream in its slot on next use. Server handlers run at
-// most max(64, 4 × GOMAXPROCS) at once; a request whose caller gave up
-// while waiting for a slot never reaches its handler. Close on either side
-// leaves no goroutine behind.
+// lane opens a new stream in its slot on next use. Server handlers run
+// under two bounds of max(64, 4 × GOMAXPROCS) each (slots.go, §10.3): one
+// for commits, one for acks, token frames and consume scans; long-poll
+// consumes and control ops take no slot, so parked consumers cannot stop
+// commits. A request whose caller gave up while waiting for a slot never
+// reaches its handler. Close on either side leaves no goroutine behind.
 package quicpeer
