@@ -412,3 +412,23 @@ func TestFailedPreparationFallsBackToCreate(t *testing.T) {
 	}
 	checkRecords(t, readAll(t, w, 0), 0, recs)
 }
+
+// ensure that a valid frame starting exactly 16 MiB after a bad frame in a
+// prepared last segment fails Open: a torn run is whole frames of at most
+// 16 MiB, so its frames all start before that point, and a frame there is
+// a later run that was synced and acknowledged (spec 2.7).
+func TestPreparedFrameAtTheWindowEdgeFailsOpen(t *testing.T) {
+	good, _ := framesOf(0, 3, 200)
+	later, _ := framesOf(5, 1, 200)
+	mem := vfs.NewMem()
+	limit := int64(preparedTornWindowBytes + 1<<20)
+	data := append(bytes.Clone(good), []byte("garbage!")...)
+	data = append(data, make([]byte, preparedTornWindowBytes-8)...)
+	data = append(data, later...) // starts at len(good) + 16 MiB
+	writePreparedSegment(t, mem, 0, limit, data)
+	w, err := Open(Options{FS: mem, Dir: testDir, SegmentSizeMaxBytes: limit})
+	if err == nil {
+		defer w.Close()
+		t.Fatalf("Open accepted a valid frame exactly 16 MiB after the bad frame (DurableNext %d)", w.DurableNext())
+	}
+}

@@ -95,7 +95,7 @@ func (res scanResult) preparedTail(r io.ReaderAt, limit int64, name string, off 
 		return res, err
 	}
 	if junkEnd > off+preparedTornWindowBytes {
-		at, found, err := findValidFrame(r, limit, off+preparedTornWindowBytes+1, junkEnd, res.next)
+		at, found, err := findValidFrame(r, limit, off+preparedTornWindowBytes, junkEnd, res.next)
 		if err != nil {
 			return res, fmt.Errorf("scan %s after byte %d: %w", name, off, err)
 		}
