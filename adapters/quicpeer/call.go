@@ -61,6 +61,7 @@ func (ps *pooledStream) register(id uint64) (chan result, error) {
 		return nil, ps.broken
 	}
 	ps.waiters[id] = w
+	ps.highest = max(ps.highest, id)
 	return w, nil
 }
 
@@ -97,16 +98,16 @@ func (ps *pooledStream) writeRequest(ctx context.Context, id uint64, buf []byte)
 	return fmt.Errorf("write request: %w", err)
 }
 
-// writeControl writes a small frame (cancel, ping) within budget; any
-// failure breaks the stream.
-func (ps *pooledStream) writeControl(ctx context.Context, token uint64, buf []byte) {
+// writeControl writes a small frame (cancel, ping) within budget and
+// reports whether it was written. A frame that could not be written before
+// the budget ended (the write lock held by a long request, or no byte
+// sent) leaves the stream as it is (internals.md §10.1): an unsent cancel
+// leaks nothing (the late reply is dropped on arrival). writeRequest
+// breaks the stream itself on a partial write.
+func (ps *pooledStream) writeControl(ctx context.Context, token uint64, buf []byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, transferBudget(len(buf)))
 	defer cancel()
-	if err := ps.writeRequest(ctx, token, buf); err != nil && ps.failed() == nil {
-		ps.st.CancelWrite(codeCancel)
-		ps.st.CancelRead(codeCancel)
-		ps.fail(fmt.Errorf("write control frame: %w", err))
-	}
+	return ps.writeRequest(ctx, token, buf) == nil
 }
 
 func (ps *pooledStream) lock(ctx context.Context) error {
@@ -147,9 +148,6 @@ func (c *Client) giveUp(ctx context.Context, ps *pooledStream, id uint64) bool {
 	ps.mu.Lock()
 	_, waiting := ps.waiters[id]
 	delete(ps.waiters, id)
-	if waiting && ps.broken == nil {
-		ps.abandoned[id] = struct{}{}
-	}
 	ps.mu.Unlock()
 	if !waiting {
 		return false
@@ -161,9 +159,15 @@ func (c *Client) giveUp(ctx context.Context, ps *pooledStream, id uint64) bool {
 	}
 	token := c.nextID.Add(1)
 	c.goSafe(func() {
-		ps.writeControl(c.ctx, token, buf)
 		if ping {
+			ps.drainPong() // a late pong of an earlier ping must not answer this one
+		}
+		written := ps.writeControl(c.ctx, token, buf)
+		switch {
+		case ping && written:
 			c.awaitPong(ps)
+		case ping:
+			ps.pc.pinging.Store(false) // no ping went out: nothing to wait for
 		}
 	})
 	return true

@@ -147,8 +147,10 @@ func classify(ctx context.Context, err error) error {
 		return err
 	case errors.As(err, &streamErr) && streamErr.ErrorCode == codeAuth:
 		return fmt.Errorf("peer refused our cluster proof (is the cluster secret the same on both nodes?): %w", ErrAuth)
-	case errors.As(err, &streamErr):
+	case errors.As(err, &streamErr) && streamErr.Remote:
 		return fmt.Errorf("stream reset by peer (code %d): %w", streamErr.ErrorCode, ErrUnreachable)
+	case errors.As(err, &streamErr):
+		return fmt.Errorf("stream reset here (code %d): %w", streamErr.ErrorCode, ErrUnreachable)
 	case isConnError(err):
 		return fmt.Errorf("%w: %w", ErrUnreachable, err)
 	case errors.As(err, &netErr) && netErr.Timeout():

@@ -72,8 +72,8 @@ const (
 
 // Liveness (internals.md §10.1): a request that ends on its deadline
 // triggers a ping on its stream, at most one per connection at a time and
-// one per second; no pong within pongTimeout closes the stream, and the
-// connection too when nothing else arrived on it meanwhile.
+// one per second; no pong within pongTimeout closes the connection when
+// not one byte arrived on it meanwhile.
 const (
 	pingIntervalMin = 1 * time.Second
 	pongTimeout     = 1 * time.Second

@@ -1,15 +1,31 @@
 package quicpeer
 
 import (
+	"io"
+	"sync/atomic"
 	"time"
 )
+
+// countingReader counts the bytes read through it into n: the liveness
+// check's evidence that the connection is alive.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
 
 // The liveness backstop (internals.md §10.1): a request that ended on its
 // deadline sends a ping on its stream, off the caller's path, at most one
 // per connection at a time and one per second. When the pong misses 1 s
-// and nothing else arrived on the connection meanwhile, the connection is
-// closed: its streams fail their waiters and the next call dials afresh
-// instead of waiting out the idle timeout.
+// and nothing else arrived on the connection meanwhile (not one byte: a
+// large reply still arriving is life), the connection is closed: its
+// streams fail their waiters and the next call dials afresh instead of
+// waiting out the idle timeout.
 
 // startPing reports whether a ping may go out on pc now, and if so marks
 // it in flight; endPing (in awaitPong) clears the mark.
@@ -38,6 +54,14 @@ func (c *Client) awaitPong(ps *pooledStream) {
 	if ps.pc.received.Load() == before && ps.pc.conn.Context().Err() == nil {
 		ps.log.Warn("node rpc peer did not answer a liveness ping; closing the connection")
 		_ = ps.pc.conn.CloseWithError(codeSilent, "liveness ping unanswered")
+	}
+}
+
+// drainPong drops a pong left over from an earlier ping on ps.
+func (ps *pooledStream) drainPong() {
+	select {
+	case <-ps.pong:
+	default:
 	}
 }
 

@@ -18,9 +18,9 @@ type peerConn struct {
 	proofs proofs
 	lanes  [laneCount]streamLane
 
-	received atomic.Uint64 // frames read on any stream, for the liveness ping
-	pinging  atomic.Bool   // a liveness ping is in flight
-	lastPing atomic.Int64  // unix nanoseconds of the last liveness ping
+	received atomic.Int64 // bytes read on any stream, for the liveness ping
+	pinging  atomic.Bool  // a liveness ping is in flight
+	lastPing atomic.Int64 // unix nanoseconds of the last liveness ping
 }
 
 // peer is the pool entry of one address. Guarded by Client.mu.

@@ -27,10 +27,13 @@ type pooledStream struct {
 	dlMu    sync.Mutex    // guards writing and the write deadline
 	writing uint64        // id of the request being written, 0 when none
 
-	mu        sync.Mutex
-	waiters   map[uint64]chan result // callers waiting, by request id
-	abandoned map[uint64]struct{}    // ids whose callers gave up; the reply is still due
-	broken    error                  // set once: the stream is unusable
+	mu      sync.Mutex
+	waiters map[uint64]chan result // callers waiting, by request id
+	// highest is the highest request id registered on this stream: a frame
+	// for an id at or below it answers a call that gave up (or a cancel
+	// frame, from an older server); one above it was never asked for.
+	highest uint64
+	broken  error // set once: the stream is unusable
 }
 
 // result is what a waiter receives: the reply payload or an error.
@@ -45,7 +48,7 @@ func (c *Client) openStream(pc *peerConn, peerAddr string) *pooledStream {
 	ps := &pooledStream{
 		pc: pc, log: c.log.With(zap.String("peer", peerAddr)),
 		ready: make(chan struct{}), pong: make(chan struct{}, 1), wlock: make(chan struct{}, 1),
-		waiters: map[uint64]chan result{}, abandoned: map[uint64]struct{}{},
+		waiters: map[uint64]chan result{},
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -113,12 +116,12 @@ func (c *Client) handshake(ps *pooledStream, peerAddr string) error {
 // readLoop dispatches replies to their waiters until the stream breaks,
 // and returns why it broke.
 func (ps *pooledStream) readLoop() error {
+	r := countingReader{r: ps.st, n: &ps.pc.received}
 	for {
-		f, err := readFrame(ps.st, framePayloadMaxBytes)
+		f, err := readFrame(r, framePayloadMaxBytes)
 		if err != nil {
 			return fmt.Errorf("read reply: %w", err)
 		}
-		ps.pc.received.Add(1)
 		switch f.Type {
 		case typeReply, typeError:
 			if err := ps.deliver(f); err != nil {
@@ -136,19 +139,21 @@ func (ps *pooledStream) readLoop() error {
 }
 
 // deliver hands a reply or error frame to its request's waiter. A frame
-// for a request that was never in flight on this stream breaks it.
+// for a request nobody waits for any more is dropped: its caller gave up,
+// or it answers a cancel frame (a server that predates the cancel frame
+// answers it with an error, then still answers the request: internals.md
+// §10.1). A frame for an id never sent on this stream breaks it.
 func (ps *pooledStream) deliver(f frame) error {
 	ps.mu.Lock()
 	w, ok := ps.waiters[f.RequestID]
 	delete(ps.waiters, f.RequestID)
-	_, gaveUp := ps.abandoned[f.RequestID]
-	delete(ps.abandoned, f.RequestID)
+	asked := f.RequestID <= ps.highest
 	ps.mu.Unlock()
 	switch {
 	case ok:
 		w <- decodeResult(f)
-	case !gaveUp:
-		return fmt.Errorf("frame type %d for request %d, not in flight on this stream: %w", f.Type, f.RequestID, ErrBadFrame)
+	case !asked:
+		return fmt.Errorf("frame type %d for request %d, never sent on this stream: %w", f.Type, f.RequestID, ErrBadFrame)
 	}
 	return nil
 }
