@@ -159,3 +159,70 @@ func TestReadsRacingRotationCompactionAndClose(t *testing.T) {
 		t.Fatalf("descriptors left after Close: %v", fds)
 	}
 }
+
+// ensure that Close racing readers, an appender (rolling into prepared
+// segments) and compaction on the real filesystem leaves no descriptor
+// open, and that every read before it returned the right records.
+func TestCloseRacingReadsLeavesNoDescriptor(t *testing.T) {
+	for iter := range 10 {
+		dir := t.TempDir()
+		w, err := Open(Options{Dir: dir, SegmentSizeMaxBytes: 2048, Prealloc: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				if _, err := w.Append(context.Background(), testRecord(i, 100)); err != nil {
+					if !errors.Is(err, domain.ErrClosed) {
+						t.Errorf("append: %v", err)
+					}
+					return
+				}
+				if i%10 == 9 {
+					_ = w.StoreCheckpoint(w.DurableNext())
+					_ = w.FlushCheckpoint()
+				}
+			}
+		})
+		for range 3 {
+			wg.Go(func() { readUntilClosed(t, w, stop) })
+		}
+		pollUntil(t, "some segments", func() bool { return w.DurableNext() > uint64(50+iter*3) })
+		_ = w.Close()
+		close(stop)
+		wg.Wait()
+		if fds := openFDs(t, dir); len(fds) != 0 {
+			t.Fatalf("descriptors left after Close: %v", fds)
+		}
+	}
+}
+
+// readUntilClosed reads w in small chunks, checking each record, until w
+// is closed or stop is.
+func readUntilClosed(t *testing.T, w *WAL, stop <-chan struct{}) {
+	next := uint64(0)
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		got, err := w.ReadFrom(next, 4)
+		if errors.Is(err, domain.ErrClosed) {
+			return
+		}
+		if err != nil {
+			t.Errorf("read: %v", err)
+			return
+		}
+		for _, e := range got {
+			if !sameRecord(e.Record, testRecord(int(e.Seq), 100)) {
+				t.Errorf("wrong record %d", e.Seq)
+				return
+			}
+			next = e.Seq + 1
+		}
+	}
+}
