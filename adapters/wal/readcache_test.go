@@ -3,10 +3,12 @@ package wal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/narad/narad/adapters/vfs"
@@ -224,5 +226,45 @@ func readUntilClosed(t *testing.T, w *WAL, stop <-chan struct{}) {
 			}
 			next = e.Seq + 1
 		}
+	}
+}
+
+// ensure that a read whose segment compaction removes between listing it
+// and opening it starts over from the oldest kept record instead of
+// failing.
+func TestReadRacingCompactionStartsOverAtTheOldestKept(t *testing.T) {
+	var w *WAL
+	var armed atomic.Bool
+	first := fmt.Sprintf("%020d%s", 0, segmentFileSuffix)
+	fsys := vfs.Inject(vfs.NewMem(), func(op vfs.Op, name string) error {
+		if op == vfs.OpOpen && strings.HasSuffix(name, first) && armed.CompareAndSwap(true, false) {
+			if err := w.compactBefore(w.Checkpoint()); err != nil {
+				t.Errorf("compact: %v", err)
+			}
+		}
+		return nil
+	})
+	w = openMem(t, fsys, Options{SegmentSizeMaxBytes: 2048})
+	mustAppendN(t, w, 40, 100)
+	w.mu.Lock()
+	segs := len(w.segments)
+	keptFrom := w.segments[1].base
+	w.mu.Unlock()
+	if segs < 3 {
+		t.Fatalf("%d segments, want at least 3", segs)
+	}
+	if err := w.StoreCheckpoint(keptFrom); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	got, err := w.ReadFrom(0, 1000)
+	if err != nil {
+		t.Fatalf("read racing compaction: %v", err)
+	}
+	if armed.Load() {
+		t.Fatal("the read never opened segment 0: the race was not staged")
+	}
+	if len(got) == 0 || got[0].Seq != keptFrom || got[len(got)-1].Seq != w.DurableNext()-1 {
+		t.Fatalf("read %d records from %d, want %d through %d", len(got), got[0].Seq, keptFrom, w.DurableNext()-1)
 	}
 }
