@@ -181,3 +181,55 @@ func newServerAt(t *testing.T, addr string) (*Server, *observer.ObservedLogs) {
 	t.Cleanup(func() { _ = s.Close() })
 	return s, logs
 }
+
+// scriptStream is a raw server-side stream as a test script drives it:
+// frames written one at a time (as serverStream.write does), goroutines
+// started with later ended before the script returns.
+type scriptStream struct {
+	st  *quic.Stream
+	wmu sync.Mutex
+	wg  sync.WaitGroup
+}
+
+// write writes f under the stream's write lock.
+func (ss *scriptStream) write(f frame) {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	_ = writeFrame(ss.st, f)
+}
+
+// replyAfter answers request id with payload after d, off the read loop.
+func (ss *scriptStream) replyAfter(d time.Duration, id uint64, payload string) {
+	ss.wg.Go(func() {
+		time.Sleep(d)
+		ss.write(frame{Type: typeReply, RequestID: id, Payload: []byte(payload)})
+	})
+}
+
+// serveFrames runs a script after the handshake: read returns each frame
+// (readAnyFrame for the plain loop), handle acts on it; the loop ends when
+// a read fails or handle returns false. A ping is answered with its pong
+// unless handle is given it (pongs: false).
+func serveFrames(st *quic.Stream, pr proofs, read func(*quic.Stream) (frame, error), pongs bool, handle func(*scriptStream, frame) bool) {
+	if !serverHandshake(st, pr) {
+		return
+	}
+	ss := &scriptStream{st: st}
+	defer ss.wg.Wait()
+	for {
+		f, err := read(st)
+		if err != nil {
+			return
+		}
+		if pongs && f.Type == typePing {
+			ss.wg.Go(func() { ss.write(frame{Type: typePong, RequestID: f.RequestID}) })
+			continue
+		}
+		if !handle(ss, f) {
+			return
+		}
+	}
+}
+
+// readAnyFrame reads one frame of any size up to the cap.
+func readAnyFrame(st *quic.Stream) (frame, error) { return readFrame(st, framePayloadMaxBytes) }

@@ -3,7 +3,6 @@ package quicpeer
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,37 +17,26 @@ import (
 // request "break" resets the stream instead; cancel frames are reported.
 func muxScript(gate <-chan struct{}, held *atomic.Int32, cancels chan<- uint64, ids chan<- uint64) func(*quic.Stream, proofs) {
 	return func(st *quic.Stream, pr proofs) {
-		if !serverHandshake(st, pr) {
-			return
-		}
-		var wmu sync.Mutex
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		for {
-			f, err := readFrame(st, framePayloadMaxBytes)
-			if err != nil {
-				return
-			}
+		serveFrames(st, pr, readAnyFrame, false, func(ss *scriptStream, f frame) bool {
 			switch {
 			case f.Type == typeCancel:
 				cancels <- f.RequestID
 			case string(f.Payload[1:]) == "break":
 				st.CancelWrite(77)
 				st.CancelRead(77)
-				return
+				return false
 			default:
 				if ids != nil {
 					ids <- f.RequestID
 				}
 				held.Add(1)
-				wg.Go(func() {
+				ss.wg.Go(func() {
 					<-gate
-					wmu.Lock()
-					defer wmu.Unlock()
-					_ = writeFrame(st, frame{Type: typeReply, RequestID: f.RequestID, Payload: f.Payload[1:]})
+					ss.write(frame{Type: typeReply, RequestID: f.RequestID, Payload: f.Payload[1:]})
 				})
 			}
-		}
+			return true
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package quicpeer
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,58 +15,37 @@ import (
 // under the write lock.
 func busyReplyScript(pollAfter time.Duration) func(*quic.Stream, proofs) {
 	return func(st *quic.Stream, pr proofs) {
-		if !serverHandshake(st, pr) {
-			return
-		}
-		var wmu sync.Mutex
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		for {
-			f, err := readFrame(st, framePayloadMaxBytes)
-			if err != nil {
-				return
-			}
+		serveFrames(st, pr, readAnyFrame, true, func(ss *scriptStream, f frame) bool {
 			switch {
-			case f.Type == typePing:
-				wg.Go(func() {
-					wmu.Lock()
-					defer wmu.Unlock()
-					_ = writeFrame(st, frame{Type: typePong, RequestID: f.RequestID})
-				})
 			case f.Type == typeCancel:
 			case string(f.Payload[1:]) == "big":
-				wg.Go(func() {
-					wmu.Lock()
-					defer wmu.Unlock()
-					const n = 4 << 20
-					_ = st.SetWriteDeadline(time.Time{})
-					if _, err := st.Write(appendHeader(nil, typeReply, f.RequestID, n)); err != nil {
-						return
-					}
-					chunk := make([]byte, 64<<10)
-					for sent := 0; sent < n; sent += len(chunk) {
-						if _, err := st.Write(chunk); err != nil {
-							return
-						}
-						time.Sleep(40 * time.Millisecond) // a slow but live link
-					}
-				})
+				ss.wg.Go(func() { trickleReply(ss, f.RequestID) })
 			case string(f.Payload[1:]) == "poll":
-				wg.Go(func() {
-					time.Sleep(pollAfter)
-					wmu.Lock()
-					defer wmu.Unlock()
-					_ = writeFrame(st, frame{Type: typeReply, RequestID: f.RequestID, Payload: []byte("ok")})
-				})
+				ss.replyAfter(pollAfter, f.RequestID, "ok")
 			default: // held, answered late
-				wg.Go(func() {
-					time.Sleep(3 * time.Second)
-					wmu.Lock()
-					defer wmu.Unlock()
-					_ = writeFrame(st, frame{Type: typeReply, RequestID: f.RequestID, Payload: []byte("late")})
-				})
+				ss.replyAfter(3*time.Second, f.RequestID, "late")
 			}
+			return true
+		})
+	}
+}
+
+// trickleReply writes a 4 MiB reply to id in 64 KiB chunks 40 ms apart (a
+// slow but live link), holding the stream's write lock throughout.
+func trickleReply(ss *scriptStream, id uint64) {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	const n = 4 << 20
+	_ = ss.st.SetWriteDeadline(time.Time{})
+	if _, err := ss.st.Write(appendHeader(nil, typeReply, id, n)); err != nil {
+		return
+	}
+	chunk := make([]byte, 64<<10)
+	for sent := 0; sent < n; sent += len(chunk) {
+		if _, err := ss.st.Write(chunk); err != nil {
+			return
 		}
+		time.Sleep(40 * time.Millisecond)
 	}
 }
 
@@ -110,52 +88,34 @@ func TestLivenessCountsBytesNotFrames(t *testing.T) {
 // for stall (flow control then blocks the client's write); "poll" is
 // answered after pollAfter; "hold" after 15 s.
 func stallScript(stall, pollAfter time.Duration) func(*quic.Stream, proofs) {
+	read := func(st *quic.Stream) (frame, error) {
+		var h [frameHeaderBytes]byte
+		if _, err := readFull(st, h[:]); err != nil {
+			return frame{}, err
+		}
+		f, n, err := parseHeader(h[:], framePayloadMaxBytes)
+		if err != nil {
+			return frame{}, err
+		}
+		if n > 1<<20 {
+			time.Sleep(stall)
+		}
+		f.Payload, err = readPayload(st, n)
+		return f, err
+	}
 	return func(st *quic.Stream, pr proofs) {
-		if !serverHandshake(st, pr) {
-			return
-		}
-		var wmu sync.Mutex
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		reply := func(id uint64, after time.Duration) {
-			wg.Go(func() {
-				time.Sleep(after)
-				wmu.Lock()
-				defer wmu.Unlock()
-				_ = writeFrame(st, frame{Type: typeReply, RequestID: id, Payload: []byte("ok")})
-			})
-		}
-		for {
-			var h [frameHeaderBytes]byte
-			if _, err := readFull(st, h[:]); err != nil {
-				return
-			}
-			f, n, err := parseHeader(h[:], framePayloadMaxBytes)
-			if err != nil {
-				return
-			}
-			if n > 1<<20 {
-				time.Sleep(stall)
-			}
-			if f.Payload, err = readPayload(st, n); err != nil {
-				return
-			}
+		serveFrames(st, pr, read, true, func(ss *scriptStream, f frame) bool {
 			switch {
-			case f.Type == typePing:
-				wg.Go(func() {
-					wmu.Lock()
-					defer wmu.Unlock()
-					_ = writeFrame(st, frame{Type: typePong, RequestID: f.RequestID})
-				})
 			case f.Type == typeCancel:
 			case string(f.Payload[1:]) == "poll":
-				reply(f.RequestID, pollAfter)
+				ss.replyAfter(pollAfter, f.RequestID, "ok")
 			case string(f.Payload[1:]) == "hold":
-				reply(f.RequestID, 15*time.Second)
+				ss.replyAfter(15*time.Second, f.RequestID, "ok")
 			default:
-				reply(f.RequestID, 0)
+				ss.replyAfter(0, f.RequestID, "ok")
 			}
-		}
+			return true
+		})
 	}
 }
 
@@ -211,38 +171,17 @@ func TestUnsentCancelKeepsStreamAndConnection(t *testing.T) {
 // as internals §10.1 says servers predating the cancel frame do, and every
 // request after 1 s ("slow") or 3 s ("long").
 func legacyScript(st *quic.Stream, pr proofs) {
-	if !serverHandshake(st, pr) {
-		return
-	}
-	var wmu sync.Mutex
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	write := func(f frame) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		_ = writeFrame(st, f)
-	}
-	for {
-		f, err := readFrame(st, framePayloadMaxBytes)
-		if err != nil {
-			return
-		}
-		switch f.Type {
-		case typePing:
-			write(frame{Type: typePong, RequestID: f.RequestID})
-		case typeCancel:
-			write(frame{Type: typeError, RequestID: f.RequestID, Payload: errorPayload("unknown frame type 11")})
+	serveFrames(st, pr, readAnyFrame, true, func(ss *scriptStream, f frame) bool {
+		switch {
+		case f.Type == typeCancel:
+			ss.write(frame{Type: typeError, RequestID: f.RequestID, Payload: errorPayload("unknown frame type 11")})
+		case string(f.Payload[1:]) == "long":
+			ss.replyAfter(3*time.Second, f.RequestID, "ok")
 		default:
-			d := time.Second
-			if string(f.Payload[1:]) == "long" {
-				d = 3 * time.Second
-			}
-			wg.Go(func() {
-				time.Sleep(d)
-				write(frame{Type: typeReply, RequestID: f.RequestID, Payload: []byte("ok")})
-			})
+			ss.replyAfter(time.Second, f.RequestID, "ok")
 		}
-	}
+		return true
+	})
 }
 
 // ensure that the error frame an older server answers a cancel frame with,
