@@ -25,10 +25,6 @@ func (s *seen) HTTPRequest(route, method string, status int, _ time.Duration, _,
 }
 func (s *seen) HTTPInFlight(d int) { s.mu.Lock(); s.in += d; s.mu.Unlock() }
 
-func itoa(n int) string {
-	return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10)))
-}
-
 // ensure that requests are recorded by route pattern, never by URL, and unmatched paths as "unmatched".
 func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 	m := &seen{}
