@@ -37,9 +37,10 @@ func walOptions(cfg config.Config) wal.Options {
 }
 
 func newWAL(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*wal.WAL, error) {
-	dir := walOptions(cfg).Dir
+	opts := walOptions(cfg)
+	dir := opts.Dir
 	start := time.Now()
-	w, err := wal.Open(walOptions(cfg))
+	w, err := wal.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open ingress WAL: %w", err)
 	}
