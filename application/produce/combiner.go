@@ -3,6 +3,7 @@ package produce
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -19,18 +20,30 @@ import (
 //
 // On a three-node cluster every partition receives commits from three
 // dispatchers and the fan-out; without the combiner each paid its own
-// fsync behind the partition's produce lock.
+// fsync behind the partition's produce lock. Those dispatchers send their
+// batches for a busy partition at the same busy boundaries
+// (dispatcher_linger.go), so they arrive within a few milliseconds of each
+// other: the leader of a cycle on a partition where several batches were
+// combined recently first gathers, waiting combineGatherDuration for the
+// others (ours, not the original's).
 type combiner struct {
-	logs ports.PartitionWriter
+	logs  ports.PartitionWriter
+	clock ports.Clock
+	// gatherMax is combineGatherDuration (tests lengthen it).
+	gatherMax time.Duration
 
-	mu    sync.Mutex
-	parts map[domain.PartitionRef]*combineQueue
+	mu      sync.Mutex
+	parts   map[domain.PartitionRef]*combineQueue
+	sweptAt time.Time // when idle queues were last dropped
 }
 
 // combineQueue is one partition's waiting batches and whether a cycle runs.
 type combineQueue struct {
 	running bool
 	waiting []*combineBatch
+	// combinedAt is when a cycle last combined several batches, lastEnd
+	// when the last cycle ended.
+	combinedAt, lastEnd time.Time
 }
 
 // combineBatch is one caller's batch and, once answered, its outcome.
@@ -44,8 +57,8 @@ type combineBatch struct {
 	err        error
 }
 
-func newCombiner(logs ports.PartitionWriter) *combiner {
-	return &combiner{logs: logs, parts: make(map[domain.PartitionRef]*combineQueue)}
+func newCombiner(logs ports.PartitionWriter, clock ports.Clock) *combiner {
+	return &combiner{logs: logs, clock: clock, gatherMax: combineGatherDuration, parts: make(map[domain.PartitionRef]*combineQueue)}
 }
 
 // commit commits recs to ref, sharing the fsync with whatever batches
@@ -82,9 +95,10 @@ func (c *combiner) enqueue(ref domain.PartitionRef, b *combineBatch) bool {
 	return true
 }
 
-// cycle commits every batch queued on ref, then hands the next cycle to the
-// oldest batch that queued meanwhile, or ends.
+// cycle commits every batch queued on ref (after gathering), then hands the
+// next cycle to the oldest batch that queued meanwhile, or ends.
 func (c *combiner) cycle(ref domain.PartitionRef) {
+	c.gather(ref)
 	c.mu.Lock()
 	q := c.parts[ref]
 	batches := q.waiting
@@ -95,12 +109,47 @@ func (c *combiner) cycle(ref domain.PartitionRef) {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.clock.Now()
+	q.lastEnd = now
+	if len(batches) > 1 {
+		q.combinedAt = now
+	}
 	if len(q.waiting) == 0 {
 		q.running = false
-		delete(c.parts, ref)
+		c.sweep(now)
 		return
 	}
 	close(q.waiting[0].lead)
+}
+
+// gather lets batches sent at the same busy boundary by other callers
+// join the cycle about to start on ref: when a cycle on ref combined
+// several batches less than combineRecentDuration ago, it waits
+// combineGatherDuration first. (How many callers will come is not known,
+// so the wait is not cut short.)
+func (c *combiner) gather(ref domain.PartitionRef) {
+	c.mu.Lock()
+	multi := c.clock.Now().Sub(c.parts[ref].combinedAt) < combineRecentDuration
+	wait := c.gatherMax
+	c.mu.Unlock()
+	if multi {
+		time.Sleep(wait)
+	}
+}
+
+// sweep drops, at most once per combineRecentDuration, the queues of
+// partitions idle for longer than that (their history no longer counts).
+// c.mu is held.
+func (c *combiner) sweep(now time.Time) {
+	if now.Sub(c.sweptAt) < combineRecentDuration {
+		return
+	}
+	c.sweptAt = now
+	for ref, q := range c.parts {
+		if !q.running && now.Sub(q.lastEnd) >= combineRecentDuration {
+			delete(c.parts, ref)
+		}
+	}
 }
 
 // commitAll appends the live batches as one run and answers each.

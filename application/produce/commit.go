@@ -59,7 +59,7 @@ func NewCommitter(d CommitterDeps) *Committer {
 	case d.Self == "":
 		panic("produce: empty node id")
 	}
-	return &Committer{store: d.Store, comb: newCombiner(d.Logs), latch: d.Latch, clock: d.Clock, metrics: d.Metrics, self: d.Self}
+	return &Committer{store: d.Store, comb: newCombiner(d.Logs, d.Clock), latch: d.Latch, clock: d.Clock, metrics: d.Metrics, self: d.Self}
 }
 
 // CommitBatch commits req durably on this node and returns the offset of

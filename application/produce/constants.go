@@ -26,6 +26,17 @@ const (
 	rejectRemoteChild  = "remote_child"
 )
 
+// Owner-side combiner (internals.md §3.8; the gather is ours).
+const (
+	// combineGatherDuration: how long a cycle on a partition fed by
+	// several callers waits for their batches before it commits.
+	combineGatherDuration = 2 * time.Millisecond
+	// combineRecentDuration: a partition gathers while a cycle combined
+	// several batches less than this long ago; idle partitions' history is
+	// dropped after it.
+	combineRecentDuration = 100 * time.Millisecond
+)
+
 // Dispatcher (internals.md §3.3).
 const (
 	// dispatchBackstopInterval wakes the dispatcher when no durable-next
@@ -52,6 +63,10 @@ const (
 	lingerRecordsCount = 64
 	// lingerMaxDuration caps a linger.
 	lingerMaxDuration = 50 * time.Millisecond
+	// busyLingerDuration: a destination that started a commit less than
+	// this long ago holds its next batch until the next multiple of it on
+	// the wall clock (ours, not the spec's; see lingers).
+	busyLingerDuration = 20 * time.Millisecond
 	// commitBudgetBytes bounds the encoded records of one commit (half the
 	// 16 MiB node-RPC frame); a commit always carries at least one record.
 	commitBudgetBytes = 8 << 20

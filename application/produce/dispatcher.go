@@ -74,8 +74,10 @@ type Dispatcher struct {
 	rescanDue  bool
 	lastRescan time.Time
 	pausedTill time.Time
-	walClosed  bool
-	draining   bool
+	// wakeAt is when the earliest linger noted by the last pass ends.
+	wakeAt    time.Time
+	walClosed bool
+	draining  bool
 
 	results  chan commitResult
 	confirms chan confirmResult
@@ -128,10 +130,14 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	defer d.cancelCommits()
 	ticker := time.NewTicker(dispatchBackstopInterval)
 	defer ticker.Stop()
+	wake := time.NewTimer(time.Hour)
+	wake.Stop()
+	defer wake.Stop()
 	for {
 		durable := d.durable()
 		d.pass(ctx)
 		select {
+		case <-d.lingerWake(wake):
 		case <-ctx.Done():
 			d.drain(ctx)
 			return
@@ -158,6 +164,7 @@ func (d *Dispatcher) durable() <-chan struct{} {
 // launches, discard logs and the checkpoint.
 func (d *Dispatcher) pass(ctx context.Context) {
 	now := d.clock.Now()
+	d.wakeAt = time.Time{}
 	if now.Before(d.pausedTill) || !d.latch.Ready(ctx) {
 		return
 	}

@@ -39,10 +39,14 @@ func (d *Dispatcher) markHung(now time.Time) {
 // commit in flight and no backoff pending, within the in-flight limit.
 func (d *Dispatcher) launchReady(now time.Time, views *viewCache) {
 	for _, ds := range d.dests {
+		if len(ds.queue) == 0 {
+			d.forget(ds, now) // one whose busy window ended
+			continue
+		}
 		if d.inflight >= commitsInFlightMaxCount {
 			return
 		}
-		if len(ds.queue) == 0 || ds.flight != nil || now.Before(ds.retryAt) {
+		if ds.flight != nil || now.Before(ds.retryAt) {
 			continue
 		}
 		d.launch(now, ds, views)
@@ -75,6 +79,7 @@ func (d *Dispatcher) launch(now time.Time, ds *dest, views *viewCache) {
 		return
 	}
 	batch := d.takeBatch(ds)
+	ds.launchedAt = now
 	ds.flight = &flight{started: now}
 	d.inflight++
 	d.running++
@@ -102,18 +107,6 @@ func (d *Dispatcher) commit(req ports.CommitRequest, owner string, batch []ports
 	}
 	key := destKey{topic: req.Topic, id: req.TopicID, partition: req.Partition}
 	d.results <- commitResult{key: key, batch: batch, owner: owner, took: d.clock.Now().Sub(start), err: err}
-}
-
-// lingers reports whether ds should wait for more records: only while
-// other commits are in flight, with fewer than lingerRecordsCount queued,
-// until twice the owner's recent commit latency (at most lingerMaxDuration)
-// since the oldest queued record.
-func (d *Dispatcher) lingers(ds *dest, owner string, now time.Time) bool {
-	lat, known := d.latency[owner]
-	if !known || d.draining || ds.failing || d.inflight == 0 || len(ds.queue) >= lingerRecordsCount {
-		return false
-	}
-	return now.Before(ds.queuedAt.Add(min(2*lat, lingerMaxDuration)))
 }
 
 // takeBatch takes the head of ds's queue within the record count and byte
@@ -190,7 +183,7 @@ func (d *Dispatcher) settle(r commitResult) {
 		ds.retryAt = now.Add(failureBackoffDuration)
 		d.warnOnce(ds, "produce commit failed; records stay in the ingress WAL and are retried", r.err)
 	}
-	d.forget(ds)
+	d.forget(ds, now)
 }
 
 func (d *Dispatcher) succeeded(ds *dest, r commitResult) {

@@ -34,9 +34,12 @@ type dest struct {
 	key      destKey
 	queue    []ports.WALEntry // held records not in flight, in sequence order
 	queuedAt time.Time        // when queue last became non-empty (linger)
-	skipped  int              // this destination's records left in the WAL
-	flight   *flight          // the commit in flight, if any
-	failing  bool             // the last commit failed; queue holds the probe
+	// launchedAt is when its last commit started: the destination is busy,
+	// and lingers, until the next busy-linger boundary after it.
+	launchedAt time.Time
+	skipped    int     // this destination's records left in the WAL
+	flight     *flight // the commit in flight, if any
+	failing    bool    // the last commit failed; queue holds the probe
 	// failingSince is when the first failed attempt of the current run of
 	// failures started (the reroute grace runs from it).
 	failingSince time.Time
@@ -80,9 +83,11 @@ func (d *Dispatcher) destOf(key destKey) *dest {
 	return ds
 }
 
-// forget drops a destination with nothing left to do.
-func (d *Dispatcher) forget(ds *dest) {
-	if len(ds.queue) == 0 && ds.skipped == 0 && ds.flight == nil && !ds.failing {
+// forget drops a destination with nothing left to do, once its busy window
+// has ended (so a destination fed faster than it commits keeps lingering
+// between batches; launchReady drops it later otherwise).
+func (d *Dispatcher) forget(ds *dest, now time.Time) {
+	if len(ds.queue) == 0 && ds.skipped == 0 && ds.flight == nil && !ds.failing && !now.Before(busyUntil(ds.launchedAt)) {
 		delete(d.dests, ds.key)
 	}
 }
@@ -174,7 +179,7 @@ func (d *Dispatcher) replace(ctx context.Context, e ports.WALEntry, views *viewC
 		ds.skipped--
 		d.skipped--
 		d.discard(e)
-		d.forget(ds)
+		d.forget(ds, d.clock.Now())
 		return
 	case incarnationUnsure:
 		blocked[ds.key] = true

@@ -1,6 +1,10 @@
 package produce
 
-import "github.com/narad/narad/domain"
+import (
+	"time"
+
+	"github.com/narad/narad/domain"
+)
 
 // QueuedBatches is how many batches wait on ref's combiner (tests only).
 func (c *Committer) QueuedBatches(ref domain.PartitionRef) int {
@@ -10,4 +14,17 @@ func (c *Committer) QueuedBatches(ref domain.PartitionRef) int {
 		return len(q.waiting)
 	}
 	return 0
+}
+
+// BusyLinger is busyLingerDuration (tests only).
+const BusyLinger = busyLingerDuration
+
+// BusyUntil is busyUntil (tests only).
+func BusyUntil(launched time.Time) time.Time { return busyUntil(launched) }
+
+// SetGatherMax replaces the combiner's gather bound (tests only).
+func (c *Committer) SetGatherMax(d time.Duration) {
+	c.comb.mu.Lock()
+	defer c.comb.mu.Unlock()
+	c.comb.gatherMax = d
 }

@@ -1,0 +1,109 @@
+package produce_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/application/produce"
+)
+
+// The env's clock starts at a busy boundary: 1,700,000,000 s is a multiple
+// of produce.BusyLinger.
+
+// busyEnv runs a dispatcher over a one-partition local topic t whose
+// destination has just made its first commit (of one record), at the
+// env's start time: it is busy until the next boundary.
+func busyEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	e.createTopic(t, "t", 1, 1)
+	e.assign(t, "t", self)
+	e.run(t)
+	e.produce(t, "t", "", "first")
+	waitFor(t, "the first commit", func() bool { return len(e.committer.snapshot()) == 1 })
+	return e
+}
+
+// Ensure that a destination that has just committed holds its next, small
+// batch until the next busy boundary, then sends it as one commit.
+func TestBusyDestinationHoldsItsNextBatchUntilTheBoundary(t *testing.T) {
+	t.Parallel()
+	e := busyEnv(t)
+	for _, p := range []string{"b", "c", "d"} {
+		e.produce(t, "t", "", p)
+	}
+	e.step(t, produce.BusyLinger/2)
+	if n := len(e.committer.snapshot()); n != 1 {
+		t.Fatalf("%d commits before the busy boundary, want 1", n)
+	}
+	e.step(t, produce.BusyLinger/2)
+	waitFor(t, "the second commit", func() bool { return len(e.committer.snapshot()) == 2 })
+	if got := len(e.committer.snapshot()[1].req.Records); got != 3 {
+		t.Fatalf("the second commit carried %d records, want 3", got)
+	}
+}
+
+// Ensure that a destination that stayed quiet for a whole boundary commits
+// its next record at once.
+func TestQuietDestinationCommitsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := busyEnv(t)
+	e.step(t, produce.BusyLinger)
+	e.produce(t, "t", "", "b") // the clock stays where it is from here on
+	waitFor(t, "the second commit", func() bool { return len(e.committer.snapshot()) == 2 })
+}
+
+// Ensure that a busy destination that already holds a full commit (64
+// records) sends it without waiting for the boundary.
+func TestFullCommitDoesNotWaitForTheBoundary(t *testing.T) {
+	t.Parallel()
+	e := busyEnv(t)
+	for i := range 64 {
+		e.produce(t, "t", "", fmt.Sprintf("m%02d", i))
+	}
+	waitFor(t, "the full commit", func() bool { return len(e.committer.snapshot()) == 2 })
+	if got := len(e.committer.snapshot()[1].req.Records); got != 64 {
+		t.Fatalf("the full commit carried %d records, want 64", got)
+	}
+}
+
+// Ensure that busy boundaries are multiples of the busy linger on the wall
+// clock, strictly after the launch, and that a destination never launched
+// has none.
+func TestBusyBoundariesAreOnTheWallClock(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_700_000_000, 0)
+	cases := []struct {
+		launched, want time.Time
+	}{
+		{time.Time{}, time.Time{}},
+		{t0, t0.Add(produce.BusyLinger)},
+		{t0.Add(time.Millisecond), t0.Add(produce.BusyLinger)},
+		{t0.Add(produce.BusyLinger - time.Nanosecond), t0.Add(produce.BusyLinger)},
+		{t0.Add(produce.BusyLinger), t0.Add(2 * produce.BusyLinger)},
+	}
+	for _, c := range cases {
+		if got := produce.BusyUntil(c.launched); !got.Equal(c.want) {
+			t.Errorf("BusyUntil(%v) = %v, want %v", c.launched, got, c.want)
+		}
+	}
+}
+
+// Ensure that a busy destination whose queue fills a commit's byte budget
+// sends it without waiting for the boundary; only the short tail waits.
+func TestByteFullCommitDoesNotWaitForTheBoundary(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createTopic(t, "t", 1, 1)
+	e.assign(t, "t", self)
+	payload := bytes.Repeat([]byte("x"), 1<<20)
+	for range 16 { // 7 fit in one 8 MiB commit: 7, 7, then a tail of 2
+		e.produce(t, "t", "", string(payload))
+	}
+	e.run(t)
+	waitFor(t, "two full commits", func() bool { return e.wal.Checkpoint() == 14 })
+	e.step(t, produce.BusyLinger)
+	waitFor(t, "the tail", func() bool { return e.wal.Checkpoint() == 16 })
+}
