@@ -67,6 +67,10 @@ const (
 	// this long ago holds its next batch until the next multiple of it on
 	// the wall clock (ours, not the spec's; see lingers).
 	busyLingerDuration = 20 * time.Millisecond
+	// busyLatencyMinDuration: the busy linger applies only to an owner
+	// whose commits take at least this long on average (a node short of
+	// CPU or disk); below it commits go as the spec's linger allows.
+	busyLatencyMinDuration = 4 * time.Millisecond
 	// commitBudgetBytes bounds the encoded records of one commit (half the
 	// 16 MiB node-RPC frame); a commit always carries at least one record.
 	commitBudgetBytes = 8 << 20

@@ -12,14 +12,19 @@ import (
 // The env's clock starts at a busy boundary: 1,700,000,000 s is a multiple
 // of produce.BusyLinger.
 
-// busyEnv runs a dispatcher over a one-partition local topic t whose
-// destination has just made its first commit (of one record), at the
-// env's start time: it is busy until the next boundary.
+// slowCommit is how long each commit takes in the busy tests: past
+// produce.BusyLatencyMin, well inside one boundary.
+const slowCommit = 5 * time.Millisecond
+
+// busyEnv runs a dispatcher over a one-partition local topic t on a slow
+// owner whose destination has just made its first commit (of one record),
+// at the env's start time: it is busy until the next boundary.
 func busyEnv(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
 	e.createTopic(t, "t", 1, 1)
 	e.assign(t, "t", self)
+	e.committer.slow.Store(int64(slowCommit))
 	e.run(t)
 	e.produce(t, "t", "", "first")
 	waitFor(t, "the first commit", func() bool { return len(e.committer.snapshot()) == 1 })
@@ -34,7 +39,7 @@ func TestBusyDestinationHoldsItsNextBatchUntilTheBoundary(t *testing.T) {
 	for _, p := range []string{"b", "c", "d"} {
 		e.produce(t, "t", "", p)
 	}
-	e.step(t, produce.BusyLinger/2)
+	e.step(t, produce.BusyLinger/2) // slowCommit + BusyLinger/2: before the boundary
 	if n := len(e.committer.snapshot()); n != 1 {
 		t.Fatalf("%d commits before the busy boundary, want 1", n)
 	}
@@ -42,6 +47,25 @@ func TestBusyDestinationHoldsItsNextBatchUntilTheBoundary(t *testing.T) {
 	waitFor(t, "the second commit", func() bool { return len(e.committer.snapshot()) == 2 })
 	if got := len(e.committer.snapshot()[1].req.Records); got != 3 {
 		t.Fatalf("the second commit carried %d records, want 3", got)
+	}
+}
+
+// Ensure that an owner whose commits are fast (below
+// produce.BusyLatencyMin) gets no busy linger: a light stream commits as
+// it arrives, without the clock reaching a boundary.
+func TestFastOwnerGetsNoBusyLinger(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createTopic(t, "t", 1, 1)
+	e.assign(t, "t", self)
+	e.committer.slow.Store(int64(produce.BusyLatencyMin / 2))
+	e.run(t)
+	for i, p := range []string{"a", "b", "c", "d"} {
+		e.produce(t, "t", "", p)
+		waitFor(t, "the record's commit", func() bool { return e.wal.Checkpoint() == uint64(i+1) })
+	}
+	if got := e.clock.Now().Sub(time.Unix(1_700_000_000, 0)); got >= produce.BusyLinger {
+		t.Fatalf("the clock reached %v: commits waited for a busy boundary", got)
 	}
 }
 
@@ -98,6 +122,7 @@ func TestByteFullCommitDoesNotWaitForTheBoundary(t *testing.T) {
 	e := newEnv(t)
 	e.createTopic(t, "t", 1, 1)
 	e.assign(t, "t", self)
+	e.committer.slow.Store(int64(slowCommit))
 	payload := bytes.Repeat([]byte("x"), 1<<20)
 	for range 16 { // 7 fit in one 8 MiB commit: 7, 7, then a tail of 2
 		e.produce(t, "t", "", string(payload))

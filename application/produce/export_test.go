@@ -19,6 +19,9 @@ func (c *Committer) QueuedBatches(ref domain.PartitionRef) int {
 // BusyLinger is busyLingerDuration (tests only).
 const BusyLinger = busyLingerDuration
 
+// BusyLatencyMin is busyLatencyMinDuration (tests only).
+const BusyLatencyMin = busyLatencyMinDuration
+
 // BusyUntil is busyUntil (tests only).
 func BusyUntil(launched time.Time) time.Time { return busyUntil(launched) }
 

@@ -48,7 +48,7 @@ func newEnv(t *testing.T) *env {
 	e.svc = produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics})
 	e.latch = leaderconfirm.NewLatch(e.store)
 	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
-	e.committer = &recordingCommitter{inner: inner}
+	e.committer = &recordingCommitter{inner: inner, clock: e.clock}
 	return e
 }
 
@@ -224,6 +224,10 @@ func (s *countingStore) CaughtUp() bool {
 // and outcome.
 type recordingCommitter struct {
 	inner *produce.Committer
+	clock *fake.Clock
+	// slow, when set, is how long every commit takes: the fake clock moves
+	// on by it before the commit returns, as the dispatcher measures it.
+	slow  atomic.Int64
 	mu    sync.Mutex
 	calls []commitCall
 }
@@ -235,6 +239,9 @@ type commitCall struct {
 
 func (c *recordingCommitter) CommitBatch(ctx context.Context, req ports.CommitRequest) (int64, error) {
 	first, err := c.inner.CommitBatch(ctx, req)
+	if d := time.Duration(c.slow.Load()); d > 0 {
+		c.clock.Advance(d)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, commitCall{req: req, err: err})
