@@ -253,7 +253,7 @@ func TestDispatcherRerouteNeverDuplicatesACommitInFlight(t *testing.T) {
 	e.markDead(t, "n2")
 	e.produce(t, "t", "", "m1", 0)
 	e.produce(t, "t", "", "m2", 0)
-	e.waitLingering(t, "the reroute behind the commit in flight", func() bool { return len(e.landed("n3", "t", 1)) == 2 })
+	waitFor(t, "the reroute behind the commit in flight", func() bool { return len(e.landed("n3", "t", 1)) == 2 })
 	close(peers.release)
 	waitFor(t, "checkpoint at 3", func() bool { return e.wal.Checkpoint() == 3 })
 	wantLanded(t, "n2 partition 0", e.landed("n2", "t", 0), "=m0")

@@ -29,7 +29,7 @@ func TestDispatcherCommitsEveryRecordOnce(t *testing.T) {
 	for i := range n {
 		e.produce(t, "t", fmt.Sprintf("k%d", i%7), fmt.Sprintf("m%03d", i))
 	}
-	e.waitLingering(t, "checkpoint at 300", func() bool { return e.wal.Checkpoint() == n })
+	waitFor(t, "checkpoint at 300", func() bool { return e.wal.Checkpoint() == n })
 	stop()
 	want := map[int32][]string{}
 	for _, en := range e.walRecords(t) {
@@ -169,7 +169,7 @@ func TestDispatcherRemoteByteBudget(t *testing.T) {
 		e.produce(t, "t", "", string(payload), 0)
 	}
 	e.run(t)
-	e.waitLingering(t, "checkpoint at 64", func() bool { return e.wal.Checkpoint() == 64 })
+	waitFor(t, "checkpoint at 64", func() bool { return e.wal.Checkpoint() == 64 })
 	next := 0
 	for _, c := range e.peers.Commits() {
 		size := 0

@@ -182,17 +182,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// waitLingering is waitFor for a condition that needs a busy destination's
-// linger to end (dispatcher_linger.go): each poll first moves the clock to
-// the next busy boundary.
-func (e *env) waitLingering(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitFor(t, what, func() bool {
-		e.clock.Advance(produce.BusyLinger)
-		return cond()
-	})
-}
-
 // walRecords returns every record appended to the WAL so far.
 func (e *env) walRecords(t *testing.T) []ports.WALEntry {
 	t.Helper()
