@@ -45,7 +45,8 @@ func newWAL(lc fx.Lifecycle, cfg config.Config, log *zap.Logger) (*wal.WAL, erro
 		return nil, fmt.Errorf("open ingress WAL: %w", err)
 	}
 	log.Info("ingress WAL open", zap.String("dir", dir), zap.Uint64("next_seq", w.DurableNext()),
-		zap.Uint64("checkpoint", w.Checkpoint()), zap.Duration("took", time.Since(start)))
+		zap.Uint64("checkpoint", w.Checkpoint()), zap.Duration("took", time.Since(start)),
+		zap.String("sync", vfs.SyncMethod()))
 	lc.Append(fx.StopHook(w.Close))
 	return w, nil
 }

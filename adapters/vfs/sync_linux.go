@@ -1,11 +1,74 @@
 package vfs
 
 import (
+	"errors"
 	"os"
+	"sync"
 	"syscall"
 )
 
+var (
+	syncRingOnce sync.Once
+	syncRing     *ring
+	syncRingErr  error
+)
+
+// sharedRing is the process's fsync ring, set up on first use; nil when
+// the kernel refused it.
+func sharedRing() *ring {
+	syncRingOnce.Do(func() { syncRing, syncRingErr = newRing(uringEntriesCount) })
+	return syncRing
+}
+
+// SyncMethod says how this process makes file data durable: "io_uring", or
+// "fdatasync" with the reason io_uring is not in use.
+func SyncMethod() string {
+	if r := sharedRing(); r != nil && !r.isDown() {
+		return "io_uring"
+	}
+	if syncRingErr != nil {
+		return "fdatasync (io_uring: " + syncRingErr.Error() + ")"
+	}
+	return "fdatasync (io_uring failed and was turned off)"
+}
+
+// fdatasync makes f's data durable: through the shared ring when there is
+// one and it has room, else by the system call.
 func fdatasync(f *os.File) error {
+	if r := sharedRing(); r != nil {
+		return syncThrough(r, f)
+	}
+	return fdatasyncDirect(f)
+}
+
+// ringSyncer is what syncThrough needs of a ring (a seam for tests).
+type ringSyncer interface {
+	fdatasync(fd uintptr) error
+	turnOff()
+}
+
+// syncThrough syncs f through r, falling back to the system call when r
+// cannot take the request or a kernel worker could not run it (EAGAIN,
+// EINTR: no I/O error was reported, so nothing is lost by asking again).
+// A ring that answers EINVAL where the system call succeeds (a kernel
+// without some part of what the ring asks for) is turned off. An I/O error
+// is returned as it is and never retried: the kernel reports it once.
+func syncThrough(r ringSyncer, f *os.File) error {
+	err := r.fdatasync(f.Fd())
+	switch {
+	case errors.Is(err, errRingDown), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+		return fdatasyncDirect(f)
+	case errors.Is(err, syscall.EINVAL):
+		if derr := fdatasyncDirect(f); derr != nil {
+			return derr
+		}
+		r.turnOff()
+		return nil
+	}
+	return err
+}
+
+func fdatasyncDirect(f *os.File) error {
 	for {
 		err := syscall.Fdatasync(int(f.Fd()))
 		if err != syscall.EINTR {

@@ -1,0 +1,248 @@
+package vfs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testRing sets up a private ring, or skips where the kernel refuses
+// io_uring (the direct path is then the only one, and other tests cover it).
+func testRing(t testing.TB, entries uint32) *ring {
+	t.Helper()
+	r, err := newRing(entries)
+	if err != nil {
+		t.Skipf("io_uring unavailable here: %v", err)
+	}
+	return r
+}
+
+func tempFile(t testing.TB, name string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.Write([]byte("some data to make durable")); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// waitIdle polls until r's reaper has exited.
+func waitIdle(t *testing.T, r *ring) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r.mu.Lock()
+		reaping := r.reaping
+		r.mu.Unlock()
+		if !reaping {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reaper is still running with nothing in flight")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// ensure that a sync through the ring completes and is counted, and that
+// the reaper goes away once nothing is in flight.
+func TestRingSyncsAFile(t *testing.T) {
+	r := testRing(t, 8)
+	f := tempFile(t, "a")
+	if err := r.fdatasync(f.Fd()); err != nil {
+		t.Fatalf("fdatasync through the ring: %v", err)
+	}
+	if got := r.synced.Load(); got != 1 {
+		t.Fatalf("ring counted %d syncs, want 1", got)
+	}
+	waitIdle(t, r)
+}
+
+// ensure that the ring reports the errors the system call would: a pipe
+// cannot be synced (EINVAL) either way, and syncThrough then keeps the
+// ring in use because the system call fails too.
+func TestRingErrorsMatchTheSystemCall(t *testing.T) {
+	r := testRing(t, 8)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	direct := fdatasyncDirect(pw)
+	if !errors.Is(direct, syscall.EINVAL) {
+		t.Fatalf("direct fdatasync of a pipe: %v, want EINVAL", direct)
+	}
+	if err := r.fdatasync(pw.Fd()); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("ring fdatasync of a pipe: %v, want EINVAL", err)
+	}
+	if err := syncThrough(r, pw); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("syncThrough of a pipe: %v, want EINVAL", err)
+	}
+	if r.isDown() {
+		t.Fatal("an EINVAL the system call shares turned the ring off")
+	}
+	waitIdle(t, r)
+}
+
+// ensure that a full ring makes syncThrough use the system call instead of
+// waiting for room.
+func TestFullRingFallsBackToTheSystemCall(t *testing.T) {
+	r := testRing(t, 2)
+	r.mu.Lock()
+	for i := range int(r.entries) {
+		r.waiters[uint64(1<<40+i)] = make(chan int32, 1) // occupy every slot
+	}
+	r.mu.Unlock()
+	f := tempFile(t, "a")
+	if err := syncThrough(r, f); err != nil {
+		t.Fatalf("syncThrough with a full ring: %v", err)
+	}
+	if got := r.synced.Load(); got != 0 {
+		t.Fatalf("a full ring took %d syncs", got)
+	}
+	r.mu.Lock()
+	clear(r.waiters)
+	r.mu.Unlock()
+	if err := syncThrough(r, f); err != nil || r.synced.Load() != 1 {
+		t.Fatalf("with room again: err %v, ring syncs %d, want nil and 1", err, r.synced.Load())
+	}
+	waitIdle(t, r)
+}
+
+// ensure that many goroutines syncing at once through a small ring all
+// succeed (the ring takes what it has room for, the rest go direct) and
+// that the reaper ends afterwards.
+func TestRingUnderConcurrentSyncs(t *testing.T) {
+	r := testRing(t, 4)
+	const goroutines, each = 32, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		f := tempFile(t, fmt.Sprintf("f%d", g))
+		wg.Go(func() {
+			for range each {
+				if err := syncThrough(r, f); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent syncThrough: %v", err)
+	}
+	if r.synced.Load() == 0 {
+		t.Fatal("no sync went through the ring")
+	}
+	waitIdle(t, r)
+}
+
+// ensure that a turned-off ring is not used and syncs still succeed.
+func TestTurnedOffRingIsNotUsed(t *testing.T) {
+	r := testRing(t, 8)
+	r.turnOff()
+	if err := syncThrough(r, tempFile(t, "a")); err != nil {
+		t.Fatalf("syncThrough on a turned-off ring: %v", err)
+	}
+	if got := r.synced.Load(); got != 0 {
+		t.Fatalf("a turned-off ring took %d syncs", got)
+	}
+}
+
+// ensure that when the eventfd fails, every waiter is released with
+// errRingDown (and then syncs directly) and the ring is not used again.
+func TestRingFailureReleasesWaiters(t *testing.T) {
+	r := testRing(t, 8)
+	done := make(chan int32, 1)
+	r.mu.Lock()
+	r.waiters[7] = done
+	r.reaping = true
+	r.mu.Unlock()
+	r.fail()
+	if got := <-done; got != ringDownResult {
+		t.Fatalf("waiter got %d, want the ring-down result", got)
+	}
+	if !r.isDown() {
+		t.Fatal("a failed ring stays in use")
+	}
+	if err := syncThrough(r, tempFile(t, "a")); err != nil || r.synced.Load() != 0 {
+		t.Fatalf("after failure: err %v, ring syncs %d, want nil and 0", err, r.synced.Load())
+	}
+}
+
+// fakeRing answers every fdatasync with err and records turnOff.
+type fakeRing struct {
+	err error
+	off bool
+}
+
+func (f *fakeRing) fdatasync(uintptr) error { return f.err }
+func (f *fakeRing) turnOff()                { f.off = true }
+
+// ensure that syncThrough returns an I/O error as the ring reported it,
+// without asking again (the kernel reports a write-back error once, so a
+// second fsync could wrongly succeed), and that an EINVAL the system call
+// does not share turns the ring off.
+func TestSyncThroughErrorHandling(t *testing.T) {
+	f := tempFile(t, "a")
+	eio := &fakeRing{err: syscall.EIO}
+	if err := syncThrough(eio, f); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("ring EIO: syncThrough returned %v, want EIO", err)
+	}
+	if eio.off {
+		t.Fatal("an I/O error turned the ring off")
+	}
+	for _, transient := range []error{syscall.EAGAIN, syscall.EINTR, errRingDown} {
+		fr := &fakeRing{err: transient}
+		if err := syncThrough(fr, f); err != nil || fr.off {
+			t.Fatalf("ring %v: syncThrough returned %v (ring off %v), want a direct sync", transient, err, fr.off)
+		}
+	}
+	inval := &fakeRing{err: syscall.EINVAL}
+	if err := syncThrough(inval, f); err != nil {
+		t.Fatalf("ring EINVAL on a syncable file: %v, want the direct sync's nil", err)
+	}
+	if !inval.off {
+		t.Fatal("an EINVAL only the ring reports left the ring on")
+	}
+}
+
+// ensure that File.Sync goes through the shared ring where the kernel
+// offers io_uring, and that SyncMethod says which path is in use.
+func TestOSFileSyncUsesTheSharedRing(t *testing.T) {
+	f, err := OS{}.Create(filepath.Join(t.TempDir(), "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	r := sharedRing()
+	if r == nil {
+		t.Skipf("io_uring unavailable: %s", SyncMethod())
+	}
+	before := r.synced.Load()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if r.synced.Load() == before {
+		t.Fatal("File.Sync did not go through the shared ring")
+	}
+	if got := SyncMethod(); got != "io_uring" {
+		t.Fatalf("SyncMethod() = %q, want io_uring", got)
+	}
+	waitIdle(t, r)
+}
