@@ -9,6 +9,7 @@ import (
 )
 
 func main() {
+	quietSysmon(os.Args[1:])
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

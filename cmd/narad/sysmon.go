@@ -1,0 +1,101 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// schedtraceQuietMilliseconds is the longest period GODEBUG's schedtrace
+// takes (an int32 of milliseconds, about 24.8 days): long enough that the
+// runtime's one-line scheduler summary practically never prints.
+const schedtraceQuietMilliseconds = 1<<31 - 1
+
+// quietSysmonEnv returns env with GODEBUG extended by
+// schedtrace=schedtraceQuietMilliseconds, or ok=false when GODEBUG already
+// sets schedtrace (an operator's choice, schedtrace=0 included, wins).
+//
+// Why a server wants it: when every processor of a Go process is idle, the
+// runtime's monitor thread (sysmon) sleeps until the next system call wakes
+// it, and that wake resets its polling interval to 20 µs, from which it
+// backs off only after about fifty polls. A node of a cluster on a small
+// machine goes idle and wakes hundreds of times a second, so the monitor
+// polled almost continuously: on the 2-core development VM, where each
+// thread switch is expensive, nearly half of a three-node cluster's thread
+// switches were those polls. With schedtrace set the monitor never takes
+// that deep sleep (the runtime keeps it awake to print the trace), so it
+// settles at its longest interval, 10 ms. The README's performance section
+// has the measurements. The setting is read only at process start, hence
+// the re-exec.
+func quietSysmonEnv(env []string) (out []string, ok bool) {
+	out = make([]string, 0, len(env)+1)
+	godebug := ""
+	for _, kv := range env {
+		if v, found := strings.CutPrefix(kv, "GODEBUG="); found {
+			godebug = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, setting := range strings.Split(godebug, ",") {
+		if strings.HasPrefix(strings.TrimSpace(setting), "schedtrace=") {
+			return env, false
+		}
+	}
+	quiet := "schedtrace=" + strconv.Itoa(schedtraceQuietMilliseconds)
+	if godebug != "" {
+		quiet = godebug + "," + quiet
+	}
+	return append(out, "GODEBUG="+quiet), true
+}
+
+// isServerCommand reports whether args (without the program name) run a
+// node: `serve` or `server start`, after any global flags.
+func isServerCommand(args []string) bool {
+	var words []string
+	for i := 0; i < len(args) && len(words) < 2; i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return false
+		case strings.HasPrefix(a, "-"):
+			if globalFlagTakesValue(a) {
+				i++
+			}
+		default:
+			words = append(words, a)
+		}
+	}
+	return len(words) > 0 && (words[0] == "serve" || (words[0] == "server" && len(words) > 1 && words[1] == "start"))
+}
+
+// globalFlagTakesValue reports whether flag is a global flag whose value is
+// the next argument (root.go).
+func globalFlagTakesValue(flag string) bool {
+	switch flag {
+	case "--ctx", "-p", "--password", "-s", "--server", "-u", "--user":
+		return true
+	}
+	return false
+}
+
+// quietSysmon re-executes a server command with quietSysmonEnv's GODEBUG,
+// once. It returns (and the command runs as it is) when the setting is
+// already there or the re-exec fails.
+func quietSysmon(args []string) {
+	if !isServerCommand(args) {
+		return
+	}
+	env, ok := quietSysmonEnv(os.Environ())
+	if !ok {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	_ = syscall.Exec(exe, append([]string{os.Args[0]}, args...), env) // returns only on failure
+}

@@ -1,0 +1,34 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// ensure that a node runs with the runtime's monitor kept out of deep sleep
+// (cmd/narad/sysmon.go): `server start` re-executes itself once with
+// schedtrace added to GODEBUG, keeping the operator's other settings, and
+// prints no scheduler trace.
+func TestServerRunsWithQuietSysmon(t *testing.T) {
+	t.Setenv("GODEBUG", "madvdontneed=1")
+	n := startNode(t, t.TempDir(), freePorts(t))
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", n.cmd.Process.Pid))
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	var godebug string
+	for _, kv := range bytes.Split(environ, []byte{0}) {
+		if v, ok := strings.CutPrefix(string(kv), "GODEBUG="); ok {
+			godebug = v
+		}
+	}
+	if godebug != "madvdontneed=1,schedtrace=2147483647" {
+		t.Fatalf("node GODEBUG = %q, want the operator's setting plus the quiet schedtrace", godebug)
+	}
+	if strings.Contains(n.logs.String(), "SCHED ") {
+		t.Fatalf("node printed a scheduler trace:\n%s", tail(n.logs.String(), 2000))
+	}
+}
