@@ -63,10 +63,14 @@ const (
 	lingerRecordsCount = 64
 	// lingerMaxDuration caps a linger.
 	lingerMaxDuration = 50 * time.Millisecond
-	// busyLingerDuration: a destination that started a commit less than
-	// this long ago holds its next batch until the next multiple of it on
-	// the wall clock (ours, not the spec's; see lingers).
+	// busyLingerDuration: a destination on this node that started a
+	// commit less than this long ago holds its next batch until the next
+	// multiple of it on the wall clock (ours, not the spec's; see lingers).
 	busyLingerDuration = 20 * time.Millisecond
+	// busyRemoteLingerDuration is busyLingerDuration for a destination on
+	// another node, where a commit costs an RPC as well as the owner's
+	// fsync. Still below the spec's own linger cap (lingerMaxDuration).
+	busyRemoteLingerDuration = 40 * time.Millisecond
 	// busyLatencyMinDuration: the busy linger applies only to an owner
 	// whose commits take at least this long on average (a node short of
 	// CPU or disk); below it commits go as the spec's linger allows.

@@ -79,7 +79,7 @@ func (d *Dispatcher) launch(now time.Time, ds *dest, views *viewCache) {
 		return
 	}
 	batch := d.takeBatch(ds)
-	ds.launchedAt = now
+	ds.busyEnd = busyUntil(now, d.busyStep(owner))
 	ds.flight = &flight{started: now}
 	d.inflight++
 	d.running++

@@ -10,7 +10,7 @@ import (
 )
 
 // The env's clock starts at a busy boundary: 1,700,000,000 s is a multiple
-// of produce.BusyLinger.
+// of produce.BusyLinger and of produce.BusyRemoteLinger.
 
 // slowCommit is how long each commit takes in the busy tests: past
 // produce.BusyLatencyMin, well inside one boundary.
@@ -93,25 +93,51 @@ func TestFullCommitDoesNotWaitForTheBoundary(t *testing.T) {
 	}
 }
 
-// Ensure that busy boundaries are multiples of the busy linger on the wall
-// clock, strictly after the launch, and that a destination never launched
-// has none.
+// Ensure that busy boundaries are multiples of the step on the wall clock,
+// strictly after the launch, for the local and the remote step.
 func TestBusyBoundariesAreOnTheWallClock(t *testing.T) {
 	t.Parallel()
 	t0 := time.Unix(1_700_000_000, 0)
-	cases := []struct {
-		launched, want time.Time
-	}{
-		{time.Time{}, time.Time{}},
-		{t0, t0.Add(produce.BusyLinger)},
-		{t0.Add(time.Millisecond), t0.Add(produce.BusyLinger)},
-		{t0.Add(produce.BusyLinger - time.Nanosecond), t0.Add(produce.BusyLinger)},
-		{t0.Add(produce.BusyLinger), t0.Add(2 * produce.BusyLinger)},
-	}
-	for _, c := range cases {
-		if got := produce.BusyUntil(c.launched); !got.Equal(c.want) {
-			t.Errorf("BusyUntil(%v) = %v, want %v", c.launched, got, c.want)
+	for _, step := range []time.Duration{produce.BusyLinger, produce.BusyRemoteLinger} {
+		cases := []struct {
+			launched, want time.Time
+		}{
+			{t0, t0.Add(step)},
+			{t0.Add(time.Millisecond), t0.Add(step)},
+			{t0.Add(step - time.Nanosecond), t0.Add(step)},
+			{t0.Add(step), t0.Add(2 * step)},
 		}
+		for _, c := range cases {
+			if got := produce.BusyUntil(c.launched, step); !got.Equal(c.want) {
+				t.Errorf("BusyUntil(%v, %v) = %v, want %v", c.launched, step, got, c.want)
+			}
+		}
+	}
+}
+
+// Ensure that a busy destination on a slow remote owner holds its next
+// batch past the local boundary, until the remote one, then sends it as one
+// commit.
+func TestRemoteBusyDestinationHoldsUntilTheRemoteBoundary(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createTopic(t, "t", 1, 1)
+	e.assign(t, "t", "n2")
+	e.remote.slow.Store(int64(slowCommit))
+	e.run(t)
+	e.produce(t, "t", "", "first")
+	waitFor(t, "the first commit", func() bool { return len(e.peers.Commits()) == 1 })
+	for _, p := range []string{"b", "c", "d"} {
+		e.produce(t, "t", "", p)
+	}
+	e.step(t, produce.BusyLinger) // slowCommit + BusyLinger: past the local boundary only
+	if n := len(e.peers.Commits()); n != 1 {
+		t.Fatalf("%d remote commits before the remote boundary, want 1", n)
+	}
+	e.step(t, produce.BusyRemoteLinger-produce.BusyLinger)
+	waitFor(t, "the second commit", func() bool { return len(e.peers.Commits()) == 2 })
+	if got := len(e.peers.Commits()[1].Req.Records); got != 3 {
+		t.Fatalf("the second remote commit carried %d records, want 3", got)
 	}
 }
 

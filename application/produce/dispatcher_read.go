@@ -34,12 +34,13 @@ type dest struct {
 	key      destKey
 	queue    []ports.WALEntry // held records not in flight, in sequence order
 	queuedAt time.Time        // when queue last became non-empty (linger)
-	// launchedAt is when its last commit started: the destination is busy,
-	// and lingers, until the next busy-linger boundary after it.
-	launchedAt time.Time
-	skipped    int     // this destination's records left in the WAL
-	flight     *flight // the commit in flight, if any
-	failing    bool    // the last commit failed; queue holds the probe
+	// busyEnd is the first busy boundary after its last commit started
+	// (zero before the first): the destination is busy, and may linger,
+	// until then.
+	busyEnd time.Time
+	skipped int     // this destination's records left in the WAL
+	flight  *flight // the commit in flight, if any
+	failing bool    // the last commit failed; queue holds the probe
 	// failingSince is when the first failed attempt of the current run of
 	// failures started (the reroute grace runs from it).
 	failingSince time.Time
@@ -87,7 +88,7 @@ func (d *Dispatcher) destOf(key destKey) *dest {
 // has ended (so a destination fed faster than it commits keeps lingering
 // between batches; launchReady drops it later otherwise).
 func (d *Dispatcher) forget(ds *dest, now time.Time) {
-	if len(ds.queue) == 0 && ds.skipped == 0 && ds.flight == nil && !ds.failing && !now.Before(busyUntil(ds.launchedAt)) {
+	if len(ds.queue) == 0 && ds.skipped == 0 && ds.flight == nil && !ds.failing && !now.Before(ds.busyEnd) {
 		delete(d.dests, ds.key)
 	}
 }

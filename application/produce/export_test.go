@@ -22,8 +22,11 @@ const BusyLinger = busyLingerDuration
 // BusyLatencyMin is busyLatencyMinDuration (tests only).
 const BusyLatencyMin = busyLatencyMinDuration
 
+// BusyRemoteLinger is busyRemoteLingerDuration (tests only).
+const BusyRemoteLinger = busyRemoteLingerDuration
+
 // BusyUntil is busyUntil (tests only).
-func BusyUntil(launched time.Time) time.Time { return busyUntil(launched) }
+func BusyUntil(launched time.Time, step time.Duration) time.Time { return busyUntil(launched, step) }
 
 // SetGatherMax replaces the combiner's gather bound (tests only).
 func (c *Committer) SetGatherMax(d time.Duration) {

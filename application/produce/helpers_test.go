@@ -27,6 +27,7 @@ type env struct {
 	turns     *turnCountingWAL // e.wal as dispatchers built by e.dispatcher see it
 	logs      *fake.PartitionLogs
 	peers     *fake.PeerCommitter
+	remote    *slowPeers // e.peers as dispatchers built by e.dispatcher see it
 	clock     *fake.Clock
 	metrics   *fake.Metrics
 	schemas   *fake.SchemaValidator
@@ -45,6 +46,7 @@ func newEnv(t *testing.T) *env {
 		metrics: &fake.Metrics{}, schemas: fake.NewSchemaValidator(),
 	}
 	e.turns = &turnCountingWAL{DispatchWAL: e.wal}
+	e.remote = &slowPeers{PeerCommitter: e.peers, clock: e.clock}
 	e.svc = produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics})
 	e.latch = leaderconfirm.NewLatch(e.store)
 	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
@@ -107,7 +109,7 @@ func (e *env) produce(t *testing.T, topic, key, payload string, pin ...int32) {
 func (e *env) dispatcher() *produce.Dispatcher {
 	return produce.NewDispatcher(produce.DispatcherDeps{
 		WAL: e.turns, Store: e.store, Latch: e.latch, Confirmer: leaderconfirm.New(e.store),
-		Local: e.committer, Peers: e.peers, Clock: e.clock, Log: slog.New(slog.DiscardHandler), Self: self,
+		Local: e.committer, Peers: e.remote, Clock: e.clock, Log: slog.New(slog.DiscardHandler), Self: self,
 	})
 }
 
@@ -234,6 +236,22 @@ func (c *recordingCommitter) CommitBatch(ctx context.Context, req ports.CommitRe
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, commitCall{req: req, err: err})
+	return first, err
+}
+
+// slowPeers is the fake peer committer with a latency: with slow set,
+// every remote commit moves the fake clock on by it before returning.
+type slowPeers struct {
+	*fake.PeerCommitter
+	clock *fake.Clock
+	slow  atomic.Int64
+}
+
+func (p *slowPeers) CommitBatch(ctx context.Context, node string, req ports.CommitRequest) (int64, error) {
+	first, err := p.PeerCommitter.CommitBatch(ctx, node, req)
+	if d := time.Duration(p.slow.Load()); d > 0 {
+		p.clock.Advance(d)
+	}
 	return first, err
 }
 
