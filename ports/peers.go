@@ -28,4 +28,18 @@ type PeerCommitter interface {
 	// records to commit: the caller keeps them and retries (a retry may
 	// duplicate, never lose).
 	CommitBatch(ctx context.Context, node string, req CommitRequest) (first int64, err error)
+	// CommitBatches asks node to commit several batches, independently of
+	// one another, in as few round trips as node takes (one, where it
+	// knows how). outcomes[i] answers reqs[i] exactly as CommitBatch would
+	// have answered reqs[i] alone: a transport failure is repeated in
+	// every outcome it cut short. reqs must not be empty; the caller keeps
+	// its slices, which are only read during the call.
+	CommitBatches(ctx context.Context, node string, reqs []CommitRequest) (outcomes []CommitOutcome)
+}
+
+// CommitOutcome is one batch's answer within PeerCommitter.CommitBatches:
+// the offset of its first record, or the error CommitBatch would return.
+type CommitOutcome struct {
+	First int64
+	Err   error
 }

@@ -116,6 +116,16 @@ func (p *PeerCommitter) CommitBatch(ctx context.Context, node string, req ports.
 	return first, nil
 }
 
+// CommitBatches commits each of reqs as CommitBatch would, in order; a
+// FailNext applies to the first only. Attempts counts each batch.
+func (p *PeerCommitter) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
+	out := make([]ports.CommitOutcome, len(reqs))
+	for i, req := range reqs {
+		out[i].First, out[i].Err = p.CommitBatch(ctx, node, req)
+	}
+	return out
+}
+
 // Commits returns the acknowledged commits in order.
 func (p *PeerCommitter) Commits() []PeerCommit {
 	p.mu.Lock()

@@ -3,6 +3,7 @@ package quicpeer
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -71,6 +72,18 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 		return 0, unreadableReply("commit", node, err)
 	}
 	return first, nil
+}
+
+// CommitBatches commits each of reqs on node (op 11 each, concurrently),
+// answering each as CommitBatch would (ports.PeerCommitter).
+func (p *Peers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
+	out := make([]ports.CommitOutcome, len(reqs))
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Go(func() { out[i].First, out[i].Err = p.CommitBatch(ctx, node, req) })
+	}
+	wg.Wait()
+	return out
 }
 
 // call resolves node, runs op and decodes the reply envelope: the success
