@@ -78,6 +78,9 @@ const (
 	// commitBudgetBytes bounds the encoded records of one commit (half the
 	// 16 MiB node-RPC frame); a commit always carries at least one record.
 	commitBudgetBytes = 8 << 20
+	// commitGroupMaxCount bounds the destinations whose batches leave in
+	// one commit call to a remote owner (PeerCommitter.CommitBatches).
+	commitGroupMaxCount = 64
 	// commitMaxRecords bounds the records of one commit.
 	commitMaxRecords = 4096
 	// recordOverheadBytes is what a record adds to a commit beyond its key

@@ -68,7 +68,7 @@ type Dispatcher struct {
 	// skipped counts records left in the WAL for a rescan.
 	skipped    int
 	inflight   int // commits counting against commitsInFlightMaxCount
-	running    int // commit goroutines not yet settled, hung ones included
+	running    int // destinations whose commit result is not yet settled, hung ones included
 	latency    map[string]time.Duration
 	incarn     incarnations
 	rescanDue  bool
@@ -79,7 +79,7 @@ type Dispatcher struct {
 	walClosed bool
 	draining  bool
 
-	results  chan commitResult
+	results  chan []commitResult
 	confirms chan confirmResult
 	// commitCtx outlives Run's context so the final drain can land the
 	// commits in flight; it is cancelled when the drain gives up.
@@ -115,7 +115,7 @@ func NewDispatcher(d DispatcherDeps) *Dispatcher {
 		wal: d.WAL, store: d.Store, latch: d.Latch, confirmer: d.Confirmer, local: d.Local,
 		peers: d.Peers, clock: d.Clock, log: d.Log, self: d.Self,
 		dests: map[destKey]*dest{}, latency: map[string]time.Duration{}, incarn: newIncarnations(),
-		results: make(chan commitResult, commitsInFlightMaxCount), confirms: make(chan confirmResult, 1),
+		results: make(chan []commitResult, commitsInFlightMaxCount), confirms: make(chan confirmResult, 1),
 	}
 }
 
@@ -142,8 +142,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			d.drain(ctx)
 			return
 		case <-durable:
-		case r := <-d.results:
-			d.settle(r)
+		case rs := <-d.results:
+			d.settleAll(rs)
 		case c := <-d.confirms:
 			d.confirmed(c)
 		case <-ticker.C:
@@ -204,12 +204,12 @@ func (d *Dispatcher) drain(ctx context.Context) {
 	d.pass(dctx)
 	for d.running > 0 {
 		select {
-		case r := <-d.results:
-			d.settle(r)
+		case rs := <-d.results:
+			d.settleAll(rs)
 		case <-dctx.Done():
 			d.cancelCommits()
 			for d.running > 0 {
-				d.settle(<-d.results)
+				d.settleAll(<-d.results)
 			}
 		}
 	}

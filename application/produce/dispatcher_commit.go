@@ -1,7 +1,6 @@
 package produce
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -10,7 +9,8 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// commitResult is one commit's outcome, reported by its goroutine.
+// commitResult is one destination's outcome of a commit call, reported by
+// the call's goroutine with the others of its group.
 type commitResult struct {
 	key   destKey
 	batch []ports.WALEntry
@@ -27,116 +27,12 @@ func (d *Dispatcher) markHung(now time.Time) {
 			continue
 		}
 		ds.flight.hung = true
-		d.inflight--
+		d.release(ds.flight.group)
 		d.unhold(ds.queue)
 		ds.queue = nil
 		d.log.Warn("produce commit hung; records behind it stay in the ingress WAL",
 			slog.String("topic", ds.key.topic), slog.Int("partition", int(ds.key.partition)))
 	}
-}
-
-// launchReady starts a commit on every destination that has records, no
-// commit in flight and no backoff pending, within the in-flight limit.
-func (d *Dispatcher) launchReady(now time.Time, views *viewCache) {
-	for _, ds := range d.dests {
-		if len(ds.queue) == 0 {
-			d.forget(ds, now) // one whose busy window ended
-			continue
-		}
-		if d.inflight >= commitsInFlightMaxCount {
-			return
-		}
-		if ds.flight != nil || now.Before(ds.retryAt) {
-			continue
-		}
-		d.launch(now, ds, views)
-	}
-}
-
-// launch resolves ds's owner and sends its next batch. A batch whose
-// incarnation is no longer live goes back to the WAL (the rescan asks the
-// leader); an unassigned partition keeps its records and looks again; an
-// owner marked dead is not sent to: its records go back to the WAL, for
-// the rescan to reroute them (internals.md §3.4, §3.5).
-func (d *Dispatcher) launch(now time.Time, ds *dest, views *viewCache) {
-	if !views.get(ds.key.topic).live(ds.key.id) {
-		d.unhold(ds.queue)
-		ds.queue = nil
-		return
-	}
-	owner, ok := views.owner(ds.key)
-	if !ok {
-		ds.retryAt = now.Add(resolveRetryInterval)
-		d.warnOnce(ds, "partition unassigned; its records stay in the ingress WAL", nil)
-		return
-	}
-	if d.dead(views, owner) {
-		d.unhold(ds.queue)
-		ds.queue = nil
-		return
-	}
-	if d.lingers(ds, owner, now) {
-		return
-	}
-	batch := d.takeBatch(ds)
-	ds.busyEnd = busyUntil(now, d.busyStep(owner))
-	ds.flight = &flight{started: now}
-	d.inflight++
-	d.running++
-	timeout := commitTimeout
-	if ds.failing {
-		timeout = probeTimeout
-	}
-	req := ports.CommitRequest{Topic: ds.key.topic, TopicID: ds.key.id, Partition: ds.key.partition, Records: records(batch)}
-	d.wg.Add(1)
-	go d.commit(req, owner, batch, timeout)
-}
-
-// commit runs on its own goroutine: local owners through the Committer,
-// others through the peer RPC.
-func (d *Dispatcher) commit(req ports.CommitRequest, owner string, batch []ports.WALEntry, timeout time.Duration) {
-	defer d.wg.Done()
-	ctx, cancel := context.WithTimeout(d.commitCtx, timeout)
-	defer cancel()
-	start := d.clock.Now()
-	var err error
-	if owner == d.self {
-		_, err = d.local.CommitBatch(ctx, req)
-	} else {
-		_, err = d.peers.CommitBatch(ctx, owner, req)
-	}
-	key := destKey{topic: req.Topic, id: req.TopicID, partition: req.Partition}
-	d.results <- commitResult{key: key, batch: batch, owner: owner, took: d.clock.Now().Sub(start), err: err}
-}
-
-// takeBatch takes the head of ds's queue within the record count and byte
-// budget, at least one record (story F20).
-func (d *Dispatcher) takeBatch(ds *dest) []ports.WALEntry {
-	n, size := 0, 0
-	for n < len(ds.queue) && n < commitMaxRecords {
-		rec := ds.queue[n].Record
-		size += len(rec.Key) + len(rec.Payload) + recordOverheadBytes
-		if n > 0 && size > commitBudgetBytes {
-			break
-		}
-		n++
-	}
-	batch := ds.queue[:n:n]
-	ds.queue = ds.queue[n:]
-	if len(ds.queue) == 0 {
-		ds.queue = nil
-	} else {
-		ds.queuedAt = d.clock.Now()
-	}
-	return batch
-}
-
-func records(batch []ports.WALEntry) []domain.Record {
-	out := make([]domain.Record, len(batch))
-	for i, e := range batch {
-		out[i] = domain.Record{Key: e.Record.Key, Payload: e.Record.Payload}
-	}
-	return out
 }
 
 // settle applies a commit's outcome. Success marks the batch done. An
@@ -149,9 +45,7 @@ func records(batch []ports.WALEntry) []domain.Record {
 // starts the reroute grace if it is the first of a run.
 func (d *Dispatcher) settle(r commitResult) {
 	ds := d.dests[r.key]
-	if !ds.flight.hung {
-		d.inflight--
-	}
+	d.release(ds.flight.group)
 	started := ds.flight.started
 	ds.flight = nil
 	d.running--
@@ -188,7 +82,6 @@ func (d *Dispatcher) settle(r commitResult) {
 
 func (d *Dispatcher) succeeded(ds *dest, r commitResult) {
 	d.done(r.batch)
-	d.observe(r.owner, r.took)
 	if ds.failing || ds.warned {
 		d.log.Info("produce commits to the partition recovered", slog.String("topic", ds.key.topic),
 			slog.Int("partition", int(ds.key.partition)), slog.String("owner", r.owner))

@@ -72,7 +72,7 @@ func fullCommit(queue []ports.WALEntry) bool {
 	}
 	size := 0
 	for _, e := range queue {
-		size += len(e.Record.Key) + len(e.Record.Payload) + recordOverheadBytes
+		size += recordBytes(e)
 	}
 	return size >= commitBudgetBytes
 }

@@ -49,11 +49,6 @@ type dest struct {
 	rerouted     rerouteNote // what was logged about rerouting its records
 }
 
-type flight struct {
-	started time.Time
-	hung    bool
-}
-
 // canTake reports whether a record may be queued on ds now: not while a
 // hung commit or a failing probe holds it, nor past the queue cap.
 func (ds *dest) canTake(queueCap int) bool {

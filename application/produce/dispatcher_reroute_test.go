@@ -229,6 +229,10 @@ func (b *nodeBlockingPeers) CommitBatch(ctx context.Context, node string, req po
 	return b.PeerCommitter.CommitBatch(ctx, node, req)
 }
 
+func (b *nodeBlockingPeers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
+	return commitEach(ctx, node, reqs, b.CommitBatch)
+}
+
 // Ensure that a commit already in flight when its owner is marked dead is
 // never duplicated onto a sibling: the records behind it reroute, it lands
 // once on its own partition (internals.md §3.4).

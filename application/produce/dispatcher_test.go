@@ -360,6 +360,10 @@ func (b *blockingPeers) CommitBatch(ctx context.Context, node string, req ports.
 	return b.PeerCommitter.CommitBatch(ctx, node, req)
 }
 
+func (b *blockingPeers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
+	return commitEach(ctx, node, reqs, b.CommitBatch)
+}
+
 // Ensure that a hung commit to one owner does not hold up other partitions,
 // and that the records queued behind it land, in order, once it returns.
 func TestDispatcherHungCommit(t *testing.T) {

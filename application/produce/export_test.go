@@ -34,3 +34,6 @@ func (c *Committer) SetGatherMax(d time.Duration) {
 	defer c.comb.mu.Unlock()
 	c.comb.gatherMax = d
 }
+
+// CommitGroupMax is commitGroupMaxCount (tests only).
+const CommitGroupMax = commitGroupMaxCount

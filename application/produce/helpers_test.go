@@ -239,20 +239,64 @@ func (c *recordingCommitter) CommitBatch(ctx context.Context, req ports.CommitRe
 	return first, err
 }
 
-// slowPeers is the fake peer committer with a latency: with slow set,
-// every remote commit moves the fake clock on by it before returning.
+// slowPeers is the fake peer committer as the dispatcher sees it: it logs
+// every call's batches (by partition) and, with slow set, moves the fake
+// clock on by slow before each call returns.
 type slowPeers struct {
 	*fake.PeerCommitter
 	clock *fake.Clock
 	slow  atomic.Int64
+	mu    sync.Mutex
+	calls [][]int32 // per call, the partition of each batch
 }
 
 func (p *slowPeers) CommitBatch(ctx context.Context, node string, req ports.CommitRequest) (int64, error) {
+	p.log(req)
 	first, err := p.PeerCommitter.CommitBatch(ctx, node, req)
+	p.wait()
+	return first, err
+}
+
+func (p *slowPeers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
+	p.log(reqs...)
+	out := p.PeerCommitter.CommitBatches(ctx, node, reqs)
+	p.wait()
+	return out
+}
+
+func (p *slowPeers) log(reqs ...ports.CommitRequest) {
+	call := make([]int32, len(reqs))
+	for i, r := range reqs {
+		call[i] = r.Partition
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, call)
+}
+
+func (p *slowPeers) wait() {
 	if d := time.Duration(p.slow.Load()); d > 0 {
 		p.clock.Advance(d)
 	}
-	return first, err
+}
+
+// callLog returns the calls so far, each as its batches' partitions.
+func (p *slowPeers) callLog() [][]int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([][]int32(nil), p.calls...)
+}
+
+// commitEach answers reqs one at a time through commit, as a peer
+// committer without multi-batch calls would: test wrappers that hold or
+// fail CommitBatch use it for CommitBatches too.
+func commitEach(ctx context.Context, node string, reqs []ports.CommitRequest,
+	commit func(context.Context, string, ports.CommitRequest) (int64, error)) []ports.CommitOutcome {
+	out := make([]ports.CommitOutcome, len(reqs))
+	for i, req := range reqs {
+		out[i].First, out[i].Err = commit(ctx, node, req)
+	}
+	return out
 }
 
 func (c *recordingCommitter) snapshot() []commitCall {
