@@ -67,11 +67,7 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 	if err != nil {
 		return 0, err
 	}
-	first, err := decodeCommitReplyBody(body)
-	if err != nil {
-		return 0, unreadableReply("commit", node, err)
-	}
-	return first, nil
+	return commitFirst(body, node)
 }
 
 // CommitBatches commits each of reqs on node (op 11 each, concurrently),
@@ -93,13 +89,10 @@ func (p *Peers) call(ctx context.Context, node string, op Op, payload []byte) ([
 	start := time.Now()
 	rp, err := p.roundTrip(ctx, node, op, payload)
 	p.obs.RPCDone(OpLabel(op), rpcOutcome(rp.status, err), time.Since(start))
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case rp.code != "":
-		return nil, rp.err(node, op)
 	}
-	return rp.body, nil
+	return rp.result(node, op)
 }
 
 // roundTrip resolves node, runs op and decodes the reply envelope.
@@ -112,6 +105,30 @@ func (p *Peers) roundTrip(ctx context.Context, node string, op Op, payload []byt
 	if err != nil {
 		return reply{}, err
 	}
+	return readReply(raw, node, op)
+}
+
+// callList runs op on node and decodes the success body with decode, which
+// must answer want entries: one per entry asked. A body that does not
+// decode, or answers another count, is domain.ErrNoAnswer naming what.
+func callList[T any](ctx context.Context, p *Peers, node string, op Op, payload []byte, what string, want int, decode func([]byte) ([]T, error)) ([]T, error) {
+	body, err := p.call(ctx, node, op, payload)
+	if err != nil {
+		return nil, err
+	}
+	list, err := decode(body)
+	if err == nil && len(list) != want {
+		err = fmt.Errorf("%d entries for %d asked: %w", len(list), want, ErrBadPayload)
+	}
+	if err != nil {
+		return nil, unreadableReply(what, node, err)
+	}
+	return list, nil
+}
+
+// readReply decodes raw, the reply envelope of op from node. One this node
+// cannot read is domain.ErrNoAnswer: node may have acted.
+func readReply(raw []byte, node string, op Op) (reply, error) {
 	rp, err := decodeReply(raw)
 	if err != nil {
 		return reply{}, unreadableReply(fmt.Sprintf("op %d", op), node, err)
