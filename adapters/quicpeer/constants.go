@@ -181,8 +181,9 @@ const (
 	// max(128, 8 × GOMAXPROCS) ack RPCs in flight; more acks queue.
 	ackWindowMin     = 128
 	ackWindowPerProc = 8
-	// legacyPeerMemory is how long an owner that refused AckBatch as an
-	// unknown op (an older release) gets single ops only.
+	// legacyPeerMemory is how long an owner that refused AckBatch, or
+	// CommitProduceBatches, as an unknown op (an older release) gets single
+	// ops only (AckBatch: 3, 18, 19; CommitProduceBatches: 11).
 	legacyPeerMemory = 2 * time.Minute
 )
 

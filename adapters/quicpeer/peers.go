@@ -3,7 +3,6 @@ package quicpeer
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -35,7 +34,8 @@ type Peers struct {
 	client  *Client
 	resolve Resolver
 	obs     Observer
-	acks    *ackRouter // forwarded acks, extends and nacks (§5.9)
+	acks    *ackRouter   // forwarded acks, extends and nacks (§5.9)
+	groups  *legacyPeers // owners that refused CommitProduceBatches (op 37)
 }
 
 // NewPeers returns Peers over c and r; it panics on a nil dependency.
@@ -46,7 +46,7 @@ func NewPeers(c *Client, r Resolver, opts ...PeersOption) *Peers {
 	case r == nil:
 		panic("quicpeer: nil resolver")
 	}
-	p := &Peers{client: c, resolve: r, obs: noObserver{}}
+	p := &Peers{client: c, resolve: r, obs: noObserver{}, groups: newLegacyPeers()}
 	p.acks = newAckRouter(p.sendAcks)
 	for _, o := range opts {
 		o(p)
@@ -68,18 +68,6 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 		return 0, err
 	}
 	return commitFirst(body, node)
-}
-
-// CommitBatches commits each of reqs on node (op 11 each, concurrently),
-// answering each as CommitBatch would (ports.PeerCommitter).
-func (p *Peers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
-	out := make([]ports.CommitOutcome, len(reqs))
-	var wg sync.WaitGroup
-	for i, req := range reqs {
-		wg.Go(func() { out[i].First, out[i].Err = p.CommitBatch(ctx, node, req) })
-	}
-	wg.Wait()
-	return out
 }
 
 // call resolves node, runs op and decodes the reply envelope: the success
