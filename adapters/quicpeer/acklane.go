@@ -69,9 +69,10 @@ func withAckWindow(n int) PeersOption {
 	return func(p *Peers) { p.acks.window = n }
 }
 
-// withClock sets the clock of the ack lane's legacy-peer memory.
+// withClock sets the clock of the legacy-peer memories: the ack lane's
+// and CommitBatches'.
 func withClock(now func() time.Time) PeersOption {
-	return func(p *Peers) { p.acks.now = now }
+	return func(p *Peers) { p.acks.now, p.groups.now = now, now }
 }
 
 func newAckRouter(send ackSender) *ackRouter {

@@ -112,3 +112,12 @@ func decodeCommitReplyBody(body []byte) (int64, error) {
 	first := r.i64("first offset")
 	return first, r.end("commit reply")
 }
+
+// commitFirst reads a commit's success body from node: its first offset.
+func commitFirst(body []byte, node string) (int64, error) {
+	first, err := decodeCommitReplyBody(body)
+	if err != nil {
+		return 0, unreadableReply("commit", node, err)
+	}
+	return first, nil
+}

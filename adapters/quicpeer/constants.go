@@ -144,6 +144,26 @@ const (
 	ackBatchSendMaxCount = 64
 )
 
+// CommitProduceBatches (op 37) payloads (commit_group_codec.go). Part of
+// the wire format: a decoder refuses a count above the cap, or above what
+// the payload can hold at the minimum sizes, before allocating.
+const (
+	// commitGroupMaxCount caps the batches of one op-37 request, both what
+	// a decoder accepts (request and reply) and what this node puts in one
+	// request; the dispatcher sends at most 64 at a time.
+	commitGroupMaxCount = 1024
+	// commitGroupCountBytes is the batch count opening a request and the
+	// item count opening a reply body.
+	commitGroupCountBytes = 4
+	// commitGroupItemMinBytes is the smallest batch of a request: its
+	// length and an op-11 payload of an empty topic (topic length,
+	// partition, record count).
+	commitGroupItemMinBytes = 4 + 4 + 4 + 4
+	// commitGroupReplyItemMinBytes is the smallest item of a reply body:
+	// its length and a reply with an empty code, detail and body.
+	commitGroupReplyItemMinBytes = 4 + 2 + 4 + 4 + 4
+)
+
 // Operation budgets (internals.md §5.9, §5.11, §10.3). Each applies only
 // when the caller's context has no earlier deadline.
 const (
@@ -161,8 +181,9 @@ const (
 	// max(128, 8 × GOMAXPROCS) ack RPCs in flight; more acks queue.
 	ackWindowMin     = 128
 	ackWindowPerProc = 8
-	// legacyPeerMemory is how long an owner that refused AckBatch as an
-	// unknown op (an older release) gets single ops only.
+	// legacyPeerMemory is how long an owner that refused AckBatch, or
+	// CommitProduceBatches, as an unknown op (an older release) gets single
+	// ops only (AckBatch: 3, 18, 19; CommitProduceBatches: 11).
 	legacyPeerMemory = 2 * time.Minute
 )
 

@@ -2,10 +2,11 @@
 // §10.2): QUIC (quic-go) with TLS 1.3, a per-stream HMAC proof of the
 // cluster secret, bounded frames, one connection per peer reused across
 // calls, streams pooled per lane and shared by calls matched by request
-// id, and a deadline on every call; and the first
-// operations over it (internals.md §3.7, §5.5, §5.9, §10.3): the commit
-// batch (op 11) behind ports.PeerCommitter, consume (2), ack (3), extend
-// (18), nack (19) and AckBatch (32) behind ports.PeerForwarder, the
+// id, and a deadline on every call; and the first operations over it
+// (internals.md §3.7, §5.5, §5.9, §10.3): the commit batch (op 11) and
+// several commit batches in one round trip (CommitProduceBatches, 37)
+// behind ports.PeerCommitter, consume (2), ack (3), extend (18), nack
+// (19) and AckBatch (32) behind ports.PeerForwarder, the
 // delivery tokens TokenRegister (30) and TokenNotify (31) behind
 // ports.TokenPeers, partition statistics (8) behind ports.PeerStats,
 // fan-out cursor lag (17, FanoutCursors) behind ports.PeerFanoutLag, and
@@ -22,12 +23,33 @@
 //
 // Request fields follow §10.3 (big-endian integers, u32-length strings and
 // bytes, one-byte bools); each operation's layout is drawn beside its codec
-// (commit_codec.go, consume_codec.go, stats_codec.go, fanout_codec.go,
-// join_codec.go, tokens.go). Every reply of these operations is
+// (commit_codec.go, commit_group_codec.go, consume_codec.go,
+// stats_codec.go, fanout_codec.go, join_codec.go, tokens.go). Every reply of these operations is
 // status u16 | code string | detail string | body bytes (status.go): the
 // code names the owner's domain sentinel, so the caller rebuilds the very
 // error the owner's use case returned. Decoders refuse truncation, trailing
 // bytes and any count a payload cannot hold before allocating for it.
+//
+// # Commit groups
+//
+// CommitBatches sends the batches the dispatcher has ready for one owner
+// as one CommitProduceBatches (op 37) request: a count, then each batch's
+// op-11 request as a byte string. The reply body holds, per batch and in
+// request order, exactly the reply op 11 would have answered for that
+// batch alone, read by the code that reads an op-11 reply, so each
+// outcome keeps op 11's error classes. The owner decodes the whole request
+// before committing anything (a malformed one is refused 400, nothing
+// committed), then commits its batches concurrently, under the request's
+// context and one commit slot. Batches that do not fit one 16 MiB frame
+// go as several op-37 requests at once; a batch op 37 could not carry
+// without the owner refusing the whole request (over the record cap, a
+// name over the wire cap, too large for a frame of its own), and a lone
+// batch, go as op 11. A transport failure of an op-37 call is repeated in
+// each of its outcomes. An owner that answers op 37 with "unsupported rpc
+// operation" (an older release, §10.3) gets those batches as op-11 calls
+// at once, on what is left of the caller's budget, and op 11 only for 2
+// min (legacyPeerMemory). Each op-37 call is observed once
+// (commit_produce_batches); its batches are not.
 //
 // # The ack lane
 //

@@ -87,18 +87,8 @@ func (p *Peers) sendAcks(ctx context.Context, node, topic string, items []ackIte
 
 // ackBatch sends one AckBatch and returns its per-item outcomes.
 func (p *Peers) ackBatch(ctx context.Context, node, topic string, items []ackItem) ([]error, error) {
-	body, err := p.call(ctx, node, OpAckBatch, appendAckBatch(nil, topic, items))
-	if err != nil {
-		return nil, err
-	}
-	errs, err := decodeItemReplies(body, node, OpAckBatch)
-	if err == nil && len(errs) != len(items) {
-		err = fmt.Errorf("%d outcomes for %d handles: %w", len(errs), len(items), ErrBadPayload)
-	}
-	if err != nil {
-		return nil, unreadableReply("ack batch", node, err)
-	}
-	return errs, nil
+	decode := func(body []byte) ([]error, error) { return decodeItemReplies(body, node, OpAckBatch) }
+	return callList(ctx, p, node, OpAckBatch, appendAckBatch(nil, topic, items), "ack batch", len(items), decode)
 }
 
 // wholeCall reports whether a single settle's error is about the call

@@ -3,6 +3,7 @@ package quicpeer
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
@@ -40,24 +41,68 @@ var (
 // share one bucket per owner.
 const forwardedIdentity = "\x00node-rpc"
 
-// RegisterCommit serves CommitProduceBatch (op 11) with c. The handler's
-// context ends when the caller gives up, so a batch whose caller stopped
-// waiting is not appended (§3.8, re-check 3). It panics on a nil c.
+// RegisterCommit serves CommitProduceBatch (op 11) and
+// CommitProduceBatches (op 37) with c. An op-37 request is decoded whole
+// before anything is committed (a malformed one is refused with 400), then
+// its batches are committed concurrently, each answered as op 11 would
+// have answered it. The handler's context ends when the caller gives up,
+// so a batch whose caller stopped waiting is not appended (§3.8, re-check
+// 3). It panics on a nil c.
 func RegisterCommit(srv *Server, c Committer) {
 	if c == nil {
 		panic("quicpeer: nil committer")
 	}
+	registerCommitBatch(srv, c)
+	srv.Handle(OpCommitProduceBatches, func(ctx context.Context, p []byte) ([]byte, error) {
+		reqs, err := decodeCommitGroup(p)
+		if err != nil {
+			return errReply(err), nil
+		}
+		return okReply(appendCommitGroupReply(nil, commitAll(ctx, srv, c, reqs))), nil
+	})
+}
+
+// registerCommitBatch serves CommitProduceBatch (op 11) with c: what a
+// release before CommitProduceBatches serves.
+func registerCommitBatch(srv *Server, c Committer) {
 	srv.Handle(OpCommitProduceBatch, func(ctx context.Context, p []byte) ([]byte, error) {
 		req, err := decodeCommitRequest(p)
 		if err != nil {
 			return errReply(err), nil
 		}
-		first, err := c.CommitBatch(ctx, req)
-		if err != nil {
-			return errReply(err), nil
-		}
-		return okReply(commitReplyBody(first)), nil
+		return commitReply(c.CommitBatch(ctx, req)), nil
 	})
+}
+
+// commitAll commits every batch of reqs with c, concurrently under ctx, and
+// answers each with the whole reply op 11 would have answered for it; a
+// batch whose commit panicked answers 500 (srv logs the panic).
+func commitAll(ctx context.Context, srv *Server, c Committer, reqs []ports.CommitRequest) [][]byte {
+	items := make([][]byte, len(reqs))
+	concurrently(len(reqs), func(i int) {
+		commit := func(ctx context.Context, _ []byte) ([]byte, error) {
+			return commitReply(c.CommitBatch(ctx, reqs[i])), nil
+		}
+		item, err := srv.run(ctx, commit, OpCommitProduceBatches, nil)
+		if err != nil {
+			item = errReply(fmt.Errorf("commit batch %d of %d: %w", i, len(reqs), err))
+		}
+		items[i] = item
+	})
+	return items
+}
+
+// concurrently runs f(i) for each i below n at once, f(0) on the calling
+// goroutine, and returns when every f returned.
+func concurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Go(func() { f(i) })
+	}
+	if n > 0 {
+		f(0)
+	}
+	wg.Wait()
 }
 
 // RegisterConsume serves Consume (op 2) with c. Every forwarded consume is

@@ -30,7 +30,7 @@ var laneSizes = [laneCount]int{
 // ack lane, everything else on the control lane.
 func laneOf(op Op) lane {
 	switch op {
-	case OpProduce, OpCommitProduce, OpCommitProduceBatch:
+	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches:
 		return laneProduce
 	case OpConsume, OpTokenRegister, OpTokenNotify:
 		return laneConsume

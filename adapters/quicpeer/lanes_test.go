@@ -49,7 +49,8 @@ func (g *gatedHandler) handle(ctx context.Context, req []byte) ([]byte, error) {
 // ensure that the ops ride the lanes of internals.md §10.1.
 func TestLaneOfOps(t *testing.T) {
 	want := map[Op]lane{
-		OpProduce: laneProduce, OpCommitProduce: laneProduce, OpCommitProduceBatch: laneProduce,
+		OpProduce: laneProduce, OpCommitProduce: laneProduce,
+		OpCommitProduceBatch: laneProduce, OpCommitProduceBatches: laneProduce,
 		OpConsume: laneConsume, OpTokenRegister: laneConsume, OpTokenNotify: laneConsume,
 		OpAck: laneAck, OpExtendAck: laneAck, OpNack: laneAck, OpAckBatch: laneAck,
 		OpCreateTopic: laneControl, OpJoinCluster: laneControl, OpTopicPartitionStats: laneControl,

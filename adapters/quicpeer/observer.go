@@ -37,7 +37,8 @@ type noObserver struct{}
 func (noObserver) RPCDone(string, string, time.Duration) {}
 
 // opLabels are the op label values of the RPC metrics: snake_case names of
-// internals.md §10.3's operations (ack_batch apart from ack). Changing one
+// internals.md §10.3's operations (ack_batch apart from ack,
+// commit_produce_batches apart from commit_produce_batch). Changing one
 // breaks dashboards.
 var opLabels = map[Op]string{
 	OpProduce: "produce", OpConsume: "consume", OpAck: "ack", OpCreateTopic: "create_topic",
@@ -53,6 +54,7 @@ var opLabels = map[Op]string{
 	OpAppliedIndex: "applied_index", OpTokenRegister: "token_register", OpTokenNotify: "token_notify",
 	OpAckBatch: "ack_batch", OpNodeStatus: "node_status", OpForgetServer: "forget_server",
 	OpRemoteWrite: "remote_write", OpRemoteCheck: "remote_check",
+	OpCommitProduceBatches: "commit_produce_batches",
 }
 
 // OpLabel is op's label value in the RPC metrics ("unknown" for a byte no

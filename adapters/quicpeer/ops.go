@@ -44,4 +44,8 @@ const (
 	OpForgetServer        Op = 34
 	OpRemoteWrite         Op = 35
 	OpRemoteCheck         Op = 36
+	// OpCommitProduceBatches carries several CommitProduceBatch (op 11)
+	// requests for one owner in one round trip (commit_group_codec.go).
+	// Not in the spec's list yet: this node's extension, numbered next.
+	OpCommitProduceBatches Op = 37
 )

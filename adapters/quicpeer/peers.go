@@ -3,7 +3,6 @@ package quicpeer
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -35,7 +34,8 @@ type Peers struct {
 	client  *Client
 	resolve Resolver
 	obs     Observer
-	acks    *ackRouter // forwarded acks, extends and nacks (§5.9)
+	acks    *ackRouter   // forwarded acks, extends and nacks (§5.9)
+	groups  *legacyPeers // owners that refused CommitProduceBatches (op 37)
 }
 
 // NewPeers returns Peers over c and r; it panics on a nil dependency.
@@ -46,7 +46,7 @@ func NewPeers(c *Client, r Resolver, opts ...PeersOption) *Peers {
 	case r == nil:
 		panic("quicpeer: nil resolver")
 	}
-	p := &Peers{client: c, resolve: r, obs: noObserver{}}
+	p := &Peers{client: c, resolve: r, obs: noObserver{}, groups: newLegacyPeers()}
 	p.acks = newAckRouter(p.sendAcks)
 	for _, o := range opts {
 		o(p)
@@ -67,23 +67,7 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 	if err != nil {
 		return 0, err
 	}
-	first, err := decodeCommitReplyBody(body)
-	if err != nil {
-		return 0, unreadableReply("commit", node, err)
-	}
-	return first, nil
-}
-
-// CommitBatches commits each of reqs on node (op 11 each, concurrently),
-// answering each as CommitBatch would (ports.PeerCommitter).
-func (p *Peers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
-	out := make([]ports.CommitOutcome, len(reqs))
-	var wg sync.WaitGroup
-	for i, req := range reqs {
-		wg.Go(func() { out[i].First, out[i].Err = p.CommitBatch(ctx, node, req) })
-	}
-	wg.Wait()
-	return out
+	return commitFirst(body, node)
 }
 
 // call resolves node, runs op and decodes the reply envelope: the success
@@ -93,13 +77,10 @@ func (p *Peers) call(ctx context.Context, node string, op Op, payload []byte) ([
 	start := time.Now()
 	rp, err := p.roundTrip(ctx, node, op, payload)
 	p.obs.RPCDone(OpLabel(op), rpcOutcome(rp.status, err), time.Since(start))
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case rp.code != "":
-		return nil, rp.err(node, op)
 	}
-	return rp.body, nil
+	return rp.result(node, op)
 }
 
 // roundTrip resolves node, runs op and decodes the reply envelope.
@@ -112,6 +93,30 @@ func (p *Peers) roundTrip(ctx context.Context, node string, op Op, payload []byt
 	if err != nil {
 		return reply{}, err
 	}
+	return readReply(raw, node, op)
+}
+
+// callList runs op on node and decodes the success body with decode, which
+// must answer want entries: one per entry asked. A body that does not
+// decode, or answers another count, is domain.ErrNoAnswer naming what.
+func callList[T any](ctx context.Context, p *Peers, node string, op Op, payload []byte, what string, want int, decode func([]byte) ([]T, error)) ([]T, error) {
+	body, err := p.call(ctx, node, op, payload)
+	if err != nil {
+		return nil, err
+	}
+	list, err := decode(body)
+	if err == nil && len(list) != want {
+		err = fmt.Errorf("%d entries for %d asked: %w", len(list), want, ErrBadPayload)
+	}
+	if err != nil {
+		return nil, unreadableReply(what, node, err)
+	}
+	return list, nil
+}
+
+// readReply decodes raw, the reply envelope of op from node. One this node
+// cannot read is domain.ErrNoAnswer: node may have acted.
+func readReply(raw []byte, node string, op Op) (reply, error) {
 	rp, err := decodeReply(raw)
 	if err != nil {
 		return reply{}, unreadableReply(fmt.Sprintf("op %d", op), node, err)

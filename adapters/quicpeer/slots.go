@@ -4,7 +4,9 @@ package quicpeer
 // concurrency"): produce commits run under one bound and the other
 // messaging handlers (acks, extends, NACKs, AckBatch, token frames and
 // non-blocking consume scans) under another, so a flood of one kind never
-// starves the other. Long-poll consumes and the control ops (metadata
+// starves the other. A CommitProduceBatches (op 37) takes one commit slot
+// for all its batches, as an AckBatch takes one for all its handles.
+// Long-poll consumes and the control ops (metadata
 // forwards, joins, statistics: most of them call other peers or wait on
 // Raft) hold no slot: a handler slot held for a long poll's whole wait
 // would let parked consumers stop every commit to this node.
@@ -24,7 +26,7 @@ const (
 // not decode is a scan: its handler refuses it at once.
 func slotClassOf(op Op, req []byte) slotClass {
 	switch op {
-	case OpProduce, OpCommitProduce, OpCommitProduceBatch:
+	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches:
 		return slotCommit
 	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpTokenRegister, OpTokenNotify:
 		return slotMessaging

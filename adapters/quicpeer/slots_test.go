@@ -24,6 +24,7 @@ func TestSlotClassOf(t *testing.T) {
 		want slotClass
 	}{
 		{"commit batch", OpCommitProduceBatch, nil, slotCommit},
+		{"commit batches", OpCommitProduceBatches, nil, slotCommit},
 		{"commit", OpCommitProduce, nil, slotCommit},
 		{"ack", OpAck, nil, slotMessaging},
 		{"ack batch", OpAckBatch, nil, slotMessaging},

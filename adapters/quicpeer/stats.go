@@ -30,18 +30,7 @@ func (p *Peers) PartitionStats(ctx context.Context, node, topic string, id domai
 		return nil, fmt.Errorf("quicpeer: stats of %d partitions from %s (cap %d): %w", len(parts), node, statsPartitionsMaxCount, domain.ErrInvalidArgument)
 	}
 	payload := appendStatsRequest(make([]byte, 0, statsRequestSize(topic, id, parts)), topic, id, parts)
-	body, err := p.call(ctx, node, OpTopicPartitionStats, payload)
-	if err != nil {
-		return nil, err
-	}
-	stats, err := decodeStatsReplyBody(body)
-	if err == nil && len(stats) != len(parts) {
-		err = fmt.Errorf("%d entries for %d partitions: %w", len(stats), len(parts), ErrBadPayload)
-	}
-	if err != nil {
-		return nil, unreadableReply("partition stats", node, err)
-	}
-	return stats, nil
+	return callList(ctx, p, node, OpTopicPartitionStats, payload, "partition stats", len(parts), decodeStatsReplyBody)
 }
 
 // RegisterPartitionStats serves TopicPartitionStats (op 8) with r. It

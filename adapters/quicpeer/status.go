@@ -141,6 +141,15 @@ func decodeReply(p []byte) (reply, error) {
 	return out, r.end("reply")
 }
 
+// result is a decoded reply's success body, or its refusal as the owner's
+// error (err).
+func (rp reply) result(peer string, op Op) ([]byte, error) {
+	if rp.code != "" {
+		return nil, rp.err(peer, op)
+	}
+	return rp.body, nil
+}
+
 // err turns a refusal back into the owner's error: the sentinel of its code
 // (as a *domain.Refusal when the owner's error carried a detail), wrapped
 // with the peer and op. A code this node does not know is a RemoteError
