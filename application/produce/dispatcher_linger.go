@@ -32,12 +32,13 @@ import (
 // commit RPCs and (with the combiner's gather) made about 4 times fewer
 // partition fsyncs, for at most busyLingerDuration of extra delivery
 // latency; a destination that was quiet for a boundary still commits at
-// once. A remote step twice the local one halved the three-node bench's
-// commit RPCs again and made its median run about 15% faster (the README's
-// seventh-session paragraphs). On a fast owner the busy linger is off: at a light steady load
-// (1,000 msg/s) it cost about 10 ms of delivery latency, and because every
-// destination committed on the same boundary the fsyncs bunched and
-// produce p99 rose past the 10 ms target. Boundaries are on the wall clock so that every node's dispatcher
+// once. A remote step twice the local one cut the three-node bench's
+// commit RPCs by another third and made its median run about 15% faster
+// (the README's sixth-session paragraphs). On a fast owner the busy linger
+// is off: at a light steady load (1,000 msg/s) it cost about 10 ms of
+// delivery latency, and because every destination committed on the same
+// boundary the fsyncs bunched and produce p99 rose past the 10 ms target.
+// Boundaries are on the wall clock so that every node's dispatcher
 // sends its batch for a partition at about the same moment, and the
 // owner's combiner can fold them into one fsync (combiner.go).
 func (d *Dispatcher) lingers(ds *dest, owner string, now time.Time) bool {
