@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,6 +37,7 @@ func Run(ctx context.Context, p RunParams) error {
 		return err
 	}
 	defer log.Sync() //nolint:errcheck // best effort at exit
+	applyMemoryLimit(memoryLimitEnv{getenv: os.Getenv, readFile: os.ReadFile, setLimit: debug.SetMemoryLimit}, log)
 	if p.Dev {
 		fmt.Fprintf(p.Stderr, "dev mode: auth OFF, bound to loopback only (http %s, raft %s, data %s)\n",
 			cfg.HTTP.Addr, cfg.Cluster.Addr, cfg.Storage.DataDir)
