@@ -193,8 +193,9 @@ func (f *fakeRing) turnOff()                { f.off = true }
 
 // ensure that syncThrough returns an I/O error as the ring reported it,
 // without asking again (the kernel reports a write-back error once, so a
-// second fsync could wrongly succeed), and that an EINVAL the system call
-// does not share turns the ring off.
+// second fsync could wrongly succeed), that answers meaning the request
+// never ran (ECANCELED: io-wq could not start a worker) sync directly, and
+// that an EINVAL the system call does not share turns the ring off.
 func TestSyncThroughErrorHandling(t *testing.T) {
 	f := tempFile(t, "a")
 	eio := &fakeRing{err: syscall.EIO}
@@ -204,7 +205,7 @@ func TestSyncThroughErrorHandling(t *testing.T) {
 	if eio.off {
 		t.Fatal("an I/O error turned the ring off")
 	}
-	for _, transient := range []error{syscall.EAGAIN, syscall.EINTR, errRingDown} {
+	for _, transient := range []error{syscall.EAGAIN, syscall.EINTR, errRingDown, syscall.ECANCELED} {
 		fr := &fakeRing{err: transient}
 		if err := syncThrough(fr, f); err != nil || fr.off {
 			t.Fatalf("ring %v: syncThrough returned %v (ring off %v), want a direct sync", transient, err, fr.off)
