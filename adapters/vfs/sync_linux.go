@@ -49,14 +49,17 @@ type ringSyncer interface {
 
 // syncThrough syncs f through r, falling back to the system call when r
 // cannot take the request or a kernel worker could not run it (EAGAIN,
-// EINTR: no I/O error was reported, so nothing is lost by asking again).
+// EINTR; ECANCELED, which io-wq answers for a request it never started,
+// as when it cannot create a worker thread under a pids or RLIMIT_NPROC
+// limit: no I/O error was reported, so nothing is lost by asking again).
 // A ring that answers EINVAL where the system call succeeds (a kernel
 // without some part of what the ring asks for) is turned off. An I/O error
 // is returned as it is and never retried: the kernel reports it once.
 func syncThrough(r ringSyncer, f *os.File) error {
 	err := r.fdatasync(f.Fd())
 	switch {
-	case errors.Is(err, errRingDown), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+	case errors.Is(err, errRingDown), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR),
+		errors.Is(err, syscall.ECANCELED):
 		return fdatasyncDirect(f)
 	case errors.Is(err, syscall.EINVAL):
 		if derr := fdatasyncDirect(f); derr != nil {

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ const (
 	uringFeatSingle  = 1 << 0 // IORING_FEAT_SINGLE_MMAP
 	uringRegEventFD  = 4      // IORING_REGISTER_EVENTFD
 	uringOpFsync     = 3      // IORING_OP_FSYNC
+	uringGetEvents   = 1 << 0 // IORING_ENTER_GETEVENTS
 	uringFsyncData   = 1 << 0 // IORING_FSYNC_DATASYNC
 	uringSQEAsync    = 1 << 4 // IOSQE_ASYNC: run in a kernel worker, never inline
 	uringSQESizeByte = 64
@@ -54,6 +56,12 @@ type cqOffsets struct {
 // syncs directly instead.
 var errRingDown = errors.New("vfs: io_uring unavailable")
 
+// errCompletionLost reports that a request reached the kernel but its
+// completion could not be read: the fsync's outcome is unknown, and a
+// direct retry could succeed where the lost one reported a write-back
+// error, so it is the sync's error.
+var errCompletionLost = errors.New("vfs: io_uring fdatasync outcome lost")
+
 // ring submits fdatasync requests to an io_uring and hands each completion
 // to the goroutine waiting for it. A waiting goroutine parks like one
 // waiting for the network, instead of occupying a thread in a blocking
@@ -76,7 +84,7 @@ type ring struct {
 	cqTail  *uint32
 	cqMask  *uint32
 	cqes    unsafe.Pointer
-	event   *os.File
+	event   io.Reader // the eventfd (an *os.File; a seam for tests)
 
 	mu      sync.Mutex
 	next    uint64
@@ -172,8 +180,8 @@ func (r *ring) fdatasync(fd uintptr) error {
 		return err
 	}
 	res := <-done
-	if res == ringDownResult {
-		return errRingDown
+	if res == ringLostResult {
+		return errCompletionLost
 	}
 	if res < 0 {
 		return syscall.Errno(-res)
@@ -237,9 +245,14 @@ func (r *ring) enter() error {
 }
 
 // reap delivers completions until nothing is in flight. Should the eventfd
-// fail, every waiter is told the ring is down and syncs directly.
+// fail, the ring takes no new request and the reaper waits for the
+// completions of those in flight in io_uring_enter instead: each must get
+// its own result, as a direct retry could report success for an fsync
+// whose write-back error the ring's request took. Should that fail too,
+// every waiter gets errCompletionLost.
 func (r *ring) reap() {
 	var buf [8]byte
+	polled := true
 	for {
 		r.mu.Lock()
 		r.drainLocked()
@@ -249,10 +262,32 @@ func (r *ring) reap() {
 			return
 		}
 		r.mu.Unlock()
-		if _, err := r.event.Read(buf[:]); err != nil {
+		if polled {
+			if _, err := r.event.Read(buf[:]); err != nil {
+				polled = false
+				r.turnOff()
+			}
+			continue
+		}
+		if err := r.waitCompletion(); err != nil {
 			r.fail()
 			return
 		}
+	}
+}
+
+// waitCompletion blocks in io_uring_enter until the completion ring holds
+// an entry.
+func (r *ring) waitCompletion() error {
+	for {
+		_, _, errno := syscall.Syscall6(sysIOUringEnter, uintptr(r.fd), 0, 1, uringGetEvents, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		}
+		return errno
 	}
 }
 
@@ -272,20 +307,21 @@ func (r *ring) drainLocked() {
 	atomic.StoreUint32(r.cqHead, head)
 }
 
-// fail takes the ring out of use and releases every waiter with ringDown.
+// fail takes the ring out of use and releases every waiter with
+// ringLostResult.
 func (r *ring) fail() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.down, r.reaping = true, false
 	for id, done := range r.waiters {
 		delete(r.waiters, id)
-		done <- ringDownResult
+		done <- ringLostResult
 	}
 }
 
-// ringDownResult is the result a waiter gets when the ring failed under it:
-// not an errno the kernel uses.
-const ringDownResult = -1 << 30
+// ringLostResult is the result a waiter gets when its completion cannot be
+// read: not an errno the kernel uses.
+const ringLostResult = -1 << 30
 
 // turnOff stops new requests from using the ring; those in flight finish.
 func (r *ring) turnOff() {

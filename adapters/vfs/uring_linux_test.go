@@ -161,9 +161,64 @@ func TestTurnedOffRingIsNotUsed(t *testing.T) {
 	}
 }
 
-// ensure that when the eventfd fails, every waiter is released with
-// errRingDown (and then syncs directly) and the ring is not used again.
-func TestRingFailureReleasesWaiters(t *testing.T) {
+// gatedEvent stands in for a ring's eventfd: each read says it began on
+// entered and returns the error the test sends on reply.
+type gatedEvent struct {
+	entered chan struct{}
+	reply   chan error
+}
+
+func (g gatedEvent) Read([]byte) (int, error) {
+	g.entered <- struct{}{}
+	return 0, <-g.reply
+}
+
+// ensure that a request in flight when the eventfd fails still gets the
+// kernel's own result, not a direct retry (which could report success for
+// an fsync whose write-back error the ring's request took), and that the
+// ring takes no new request afterwards.
+func TestEventFDFailureKeepsTheResultInFlight(t *testing.T) {
+	r := testRing(t, 8)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	ev := gatedEvent{entered: make(chan struct{}), reply: make(chan error)}
+	r.event = ev
+	const placeholder = 1 << 40 // keeps the reaper waiting until the request is in
+	r.mu.Lock()
+	r.waiters[placeholder] = make(chan int32, 1)
+	r.reaping = true
+	r.mu.Unlock()
+	go r.reap()
+	<-ev.entered // the reaper drained nothing and waits on the eventfd
+	done, err := r.submit(pw.Fd())
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	r.mu.Lock()
+	delete(r.waiters, placeholder)
+	r.mu.Unlock()
+	ev.reply <- errors.New("eventfd read failed")
+	if res := <-done; res != -int32(syscall.EINVAL) {
+		t.Fatalf("request in flight when the eventfd failed got %d, want the kernel's -EINVAL", res)
+	}
+	if !r.isDown() {
+		t.Fatal("a ring whose eventfd failed stays in use")
+	}
+	waitIdle(t, r)
+	if err := syncThrough(r, tempFile(t, "a")); err != nil || r.synced.Load() != 0 {
+		t.Fatalf("after failure: err %v, ring syncs %d, want nil and 0", err, r.synced.Load())
+	}
+}
+
+// ensure that when the ring cannot deliver completions at all, every
+// waiter gets an error that syncThrough returns as it is (the outcome of
+// its fsync is unknown, so a direct retry could succeed falsely) and the
+// ring is not used again.
+func TestRingFailureFailsWaiters(t *testing.T) {
 	r := testRing(t, 8)
 	done := make(chan int32, 1)
 	r.mu.Lock()
@@ -171,11 +226,14 @@ func TestRingFailureReleasesWaiters(t *testing.T) {
 	r.reaping = true
 	r.mu.Unlock()
 	r.fail()
-	if got := <-done; got != ringDownResult {
-		t.Fatalf("waiter got %d, want the ring-down result", got)
+	if got := <-done; got != ringLostResult {
+		t.Fatalf("waiter got %d, want the lost-completion result", got)
 	}
 	if !r.isDown() {
 		t.Fatal("a failed ring stays in use")
+	}
+	if err := syncThrough(&fakeRing{err: errCompletionLost}, tempFile(t, "b")); !errors.Is(err, errCompletionLost) {
+		t.Fatalf("syncThrough of a lost completion: %v, want it returned, not retried", err)
 	}
 	if err := syncThrough(r, tempFile(t, "a")); err != nil || r.synced.Load() != 0 {
 		t.Fatalf("after failure: err %v, ring syncs %d, want nil and 0", err, r.synced.Load())
@@ -193,8 +251,9 @@ func (f *fakeRing) turnOff()                { f.off = true }
 
 // ensure that syncThrough returns an I/O error as the ring reported it,
 // without asking again (the kernel reports a write-back error once, so a
-// second fsync could wrongly succeed), and that an EINVAL the system call
-// does not share turns the ring off.
+// second fsync could wrongly succeed), that answers meaning the request
+// never ran (ECANCELED: io-wq could not start a worker) sync directly, and
+// that an EINVAL the system call does not share turns the ring off.
 func TestSyncThroughErrorHandling(t *testing.T) {
 	f := tempFile(t, "a")
 	eio := &fakeRing{err: syscall.EIO}
@@ -204,7 +263,7 @@ func TestSyncThroughErrorHandling(t *testing.T) {
 	if eio.off {
 		t.Fatal("an I/O error turned the ring off")
 	}
-	for _, transient := range []error{syscall.EAGAIN, syscall.EINTR, errRingDown} {
+	for _, transient := range []error{syscall.EAGAIN, syscall.EINTR, errRingDown, syscall.ECANCELED} {
 		fr := &fakeRing{err: transient}
 		if err := syncThrough(fr, f); err != nil || fr.off {
 			t.Fatalf("ring %v: syncThrough returned %v (ring off %v), want a direct sync", transient, err, fr.off)
