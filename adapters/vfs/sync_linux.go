@@ -33,12 +33,26 @@ func SyncMethod() string {
 }
 
 // fdatasync makes f's data durable: through the shared ring when there is
-// one and it has room, else by the system call.
+// one and it has room, else by the system call. f's descriptor is held
+// for the whole sync (a Close meanwhile closes it only after the sync), so
+// a kernel worker never syncs a descriptor number closed and reused.
 func fdatasync(f *os.File) error {
-	if r := sharedRing(); r != nil {
-		return syncThrough(r, f)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
 	}
-	return fdatasyncDirect(f)
+	var serr error
+	cerr := rc.Control(func(fd uintptr) {
+		if r := sharedRing(); r != nil {
+			serr = syncThrough(r, fd)
+			return
+		}
+		serr = fdatasyncFD(fd)
+	})
+	if cerr != nil { // the file was closed
+		return &os.PathError{Op: "sync", Path: f.Name(), Err: os.ErrClosed}
+	}
+	return serr
 }
 
 // ringSyncer is what syncThrough needs of a ring (a seam for tests).
@@ -55,14 +69,14 @@ type ringSyncer interface {
 // A ring that answers EINVAL where the system call succeeds (a kernel
 // without some part of what the ring asks for) is turned off. An I/O error
 // is returned as it is and never retried: the kernel reports it once.
-func syncThrough(r ringSyncer, f *os.File) error {
-	err := r.fdatasync(f.Fd())
+func syncThrough(r ringSyncer, fd uintptr) error {
+	err := r.fdatasync(fd)
 	switch {
 	case errors.Is(err, errRingDown), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR),
 		errors.Is(err, syscall.ECANCELED):
-		return fdatasyncDirect(f)
+		return fdatasyncFD(fd)
 	case errors.Is(err, syscall.EINVAL):
-		if derr := fdatasyncDirect(f); derr != nil {
+		if derr := fdatasyncFD(fd); derr != nil {
 			return derr
 		}
 		r.turnOff()
@@ -71,9 +85,9 @@ func syncThrough(r ringSyncer, f *os.File) error {
 	return err
 }
 
-func fdatasyncDirect(f *os.File) error {
+func fdatasyncFD(fd uintptr) error {
 	for {
-		err := syscall.Fdatasync(int(f.Fd()))
+		err := syscall.Fdatasync(int(fd))
 		if err != syscall.EINTR {
 			return err
 		}

@@ -48,9 +48,9 @@ func BenchmarkFdatasync(b *testing.B) {
 						off += int64(len(buf))
 						var err error
 						if r != nil {
-							err = syncThrough(r, f)
+							err = syncThrough(r, f.Fd())
 						} else {
-							err = fdatasyncDirect(f)
+							err = fdatasyncFD(f.Fd())
 						}
 						if err != nil {
 							b.Error(err)

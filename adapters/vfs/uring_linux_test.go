@@ -78,14 +78,14 @@ func TestRingErrorsMatchTheSystemCall(t *testing.T) {
 	}
 	defer pr.Close()
 	defer pw.Close()
-	direct := fdatasyncDirect(pw)
+	direct := fdatasyncFD(pw.Fd())
 	if !errors.Is(direct, syscall.EINVAL) {
 		t.Fatalf("direct fdatasync of a pipe: %v, want EINVAL", direct)
 	}
 	if err := r.fdatasync(pw.Fd()); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("ring fdatasync of a pipe: %v, want EINVAL", err)
 	}
-	if err := syncThrough(r, pw); !errors.Is(err, syscall.EINVAL) {
+	if err := syncThrough(r, pw.Fd()); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("syncThrough of a pipe: %v, want EINVAL", err)
 	}
 	if r.isDown() {
@@ -104,7 +104,7 @@ func TestFullRingFallsBackToTheSystemCall(t *testing.T) {
 	}
 	r.mu.Unlock()
 	f := tempFile(t, "a")
-	if err := syncThrough(r, f); err != nil {
+	if err := syncThrough(r, f.Fd()); err != nil {
 		t.Fatalf("syncThrough with a full ring: %v", err)
 	}
 	if got := r.synced.Load(); got != 0 {
@@ -113,7 +113,7 @@ func TestFullRingFallsBackToTheSystemCall(t *testing.T) {
 	r.mu.Lock()
 	clear(r.waiters)
 	r.mu.Unlock()
-	if err := syncThrough(r, f); err != nil || r.synced.Load() != 1 {
+	if err := syncThrough(r, f.Fd()); err != nil || r.synced.Load() != 1 {
 		t.Fatalf("with room again: err %v, ring syncs %d, want nil and 1", err, r.synced.Load())
 	}
 	waitIdle(t, r)
@@ -131,7 +131,7 @@ func TestRingUnderConcurrentSyncs(t *testing.T) {
 		f := tempFile(t, fmt.Sprintf("f%d", g))
 		wg.Go(func() {
 			for range each {
-				if err := syncThrough(r, f); err != nil {
+				if err := syncThrough(r, f.Fd()); err != nil {
 					errs <- err
 					return
 				}
@@ -153,7 +153,7 @@ func TestRingUnderConcurrentSyncs(t *testing.T) {
 func TestTurnedOffRingIsNotUsed(t *testing.T) {
 	r := testRing(t, 8)
 	r.turnOff()
-	if err := syncThrough(r, tempFile(t, "a")); err != nil {
+	if err := syncThrough(r, tempFile(t, "a").Fd()); err != nil {
 		t.Fatalf("syncThrough on a turned-off ring: %v", err)
 	}
 	if got := r.synced.Load(); got != 0 {
@@ -209,7 +209,7 @@ func TestEventFDFailureKeepsTheResultInFlight(t *testing.T) {
 		t.Fatal("a ring whose eventfd failed stays in use")
 	}
 	waitIdle(t, r)
-	if err := syncThrough(r, tempFile(t, "a")); err != nil || r.synced.Load() != 0 {
+	if err := syncThrough(r, tempFile(t, "a").Fd()); err != nil || r.synced.Load() != 0 {
 		t.Fatalf("after failure: err %v, ring syncs %d, want nil and 0", err, r.synced.Load())
 	}
 }
@@ -232,10 +232,10 @@ func TestRingFailureFailsWaiters(t *testing.T) {
 	if !r.isDown() {
 		t.Fatal("a failed ring stays in use")
 	}
-	if err := syncThrough(&fakeRing{err: errCompletionLost}, tempFile(t, "b")); !errors.Is(err, errCompletionLost) {
+	if err := syncThrough(&fakeRing{err: errCompletionLost}, tempFile(t, "b").Fd()); !errors.Is(err, errCompletionLost) {
 		t.Fatalf("syncThrough of a lost completion: %v, want it returned, not retried", err)
 	}
-	if err := syncThrough(r, tempFile(t, "a")); err != nil || r.synced.Load() != 0 {
+	if err := syncThrough(r, tempFile(t, "a").Fd()); err != nil || r.synced.Load() != 0 {
 		t.Fatalf("after failure: err %v, ring syncs %d, want nil and 0", err, r.synced.Load())
 	}
 }
@@ -257,7 +257,7 @@ func (f *fakeRing) turnOff()                { f.off = true }
 func TestSyncThroughErrorHandling(t *testing.T) {
 	f := tempFile(t, "a")
 	eio := &fakeRing{err: syscall.EIO}
-	if err := syncThrough(eio, f); !errors.Is(err, syscall.EIO) {
+	if err := syncThrough(eio, f.Fd()); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("ring EIO: syncThrough returned %v, want EIO", err)
 	}
 	if eio.off {
@@ -265,12 +265,12 @@ func TestSyncThroughErrorHandling(t *testing.T) {
 	}
 	for _, transient := range []error{syscall.EAGAIN, syscall.EINTR, errRingDown, syscall.ECANCELED} {
 		fr := &fakeRing{err: transient}
-		if err := syncThrough(fr, f); err != nil || fr.off {
+		if err := syncThrough(fr, f.Fd()); err != nil || fr.off {
 			t.Fatalf("ring %v: syncThrough returned %v (ring off %v), want a direct sync", transient, err, fr.off)
 		}
 	}
 	inval := &fakeRing{err: syscall.EINVAL}
-	if err := syncThrough(inval, f); err != nil {
+	if err := syncThrough(inval, f.Fd()); err != nil {
 		t.Fatalf("ring EINVAL on a syncable file: %v, want the direct sync's nil", err)
 	}
 	if !inval.off {
@@ -304,4 +304,20 @@ func TestOSFileSyncUsesTheSharedRing(t *testing.T) {
 		t.Fatalf("SyncMethod() = %q, want io_uring", got)
 	}
 	waitIdle(t, r)
+}
+
+// ensure that Sync holds the file's descriptor through the sync: a closed
+// file is refused as closed before any descriptor number reaches the
+// kernel (a number that might by then name another file).
+func TestSyncOfAClosedFileIsRefused(t *testing.T) {
+	f, err := OS{}.Create(filepath.Join(t.TempDir(), "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Sync of a closed file: %v, want os.ErrClosed", err)
+	}
 }
