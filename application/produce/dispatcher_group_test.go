@@ -2,13 +2,17 @@ package produce_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/narad/narad/adapters/fake"
+	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/ports"
 )
 
 // sortedCalls returns the call log with each call's partitions sorted.
@@ -119,5 +123,33 @@ func TestCallsKeepToTheGroupCap(t *testing.T) {
 	slices.Sort(sizes)
 	if fmt.Sprint(sizes) != fmt.Sprintf("[1 %d]", produce.CommitGroupMax) {
 		t.Fatalf("batches per call %v, want one full call and one of 1", sizes)
+	}
+}
+
+// shortPeers answers every multi-batch call with one outcome too few.
+type shortPeers struct{ *slowPeers }
+
+func (p shortPeers) CommitBatches(ctx context.Context, node string, reqs []ports.CommitRequest) []ports.CommitOutcome {
+	return p.slowPeers.CommitBatches(ctx, node, reqs)[1:]
+}
+
+// Ensure that a multi-batch answer with the wrong number of outcomes
+// acknowledges none of its batches: the checkpoint stays behind them.
+func TestAShortAnswerAcknowledgesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	remoteTopic(t, e, 3, "m")
+	d := produce.NewDispatcher(produce.DispatcherDeps{
+		WAL: e.turns, Store: e.store, Latch: e.latch, Confirmer: leaderconfirm.New(e.store),
+		Local: e.committer, Peers: shortPeers{e.remote}, Clock: e.clock, Log: slog.New(slog.DiscardHandler), Self: self,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the first call", func() bool { return len(e.remote.callLog()) >= 1 })
+	e.step(t, 0) // let the dispatcher settle the call
+	if cp := e.wal.Checkpoint(); cp != 0 {
+		t.Fatalf("checkpoint %d after an answer that acknowledged nothing", cp)
 	}
 }

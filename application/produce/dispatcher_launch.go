@@ -2,6 +2,7 @@ package produce
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -153,8 +154,13 @@ func (d *Dispatcher) commit(owner string, items []groupItem, timeout time.Durati
 		for i, it := range items {
 			reqs[i] = it.request()
 		}
-		for i, o := range d.peers.CommitBatches(ctx, owner, reqs) {
-			errs[i] = o.Err
+		outcomes := d.peers.CommitBatches(ctx, owner, reqs)
+		for i := range errs {
+			if len(outcomes) != len(reqs) { // a broken answer acknowledges nothing
+				errs[i] = fmt.Errorf("produce: %d outcomes for %d batches from %s: %w", len(outcomes), len(reqs), owner, domain.ErrNoAnswer)
+				continue
+			}
+			errs[i] = outcomes[i].Err
 		}
 	}
 	took := d.clock.Now().Sub(start)
