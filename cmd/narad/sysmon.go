@@ -28,8 +28,21 @@ const schedtraceQuietMilliseconds = 1<<31 - 1
 // switches were those polls. With schedtrace set the monitor never takes
 // that deep sleep (the runtime keeps it awake to print the trace), so it
 // settles at its longest interval, 10 ms. The README's performance section
-// has the measurements. The setting is read only at process start, hence
-// the re-exec.
+// has the measurements: at saturation the three-node bench gained about a
+// fifth; at 1,000 msg/s a node used about 12% less CPU and its produce p99
+// fell from about 11 to 7 ms. The setting is read only at process start,
+// hence the re-exec.
+//
+// What it costs, known and accepted (GODEBUG=schedtrace=0 opts out):
+//   - the runtime prints its one-line scheduler summary ("SCHED ...") when
+//     the host's monotonic clock passes a multiple of the period, so a
+//     host up for more than 24.8 days gets one such line on stderr at
+//     start and one every 24.8 days after;
+//   - a fatal error prints the scheduler's detailed state before the
+//     panic and its traces;
+//   - that dump takes the scheduler's lock, so a fatal error raised inside
+//     the scheduler while it holds that lock (a runtime bug, not a Go
+//     panic of ours) would hang the process instead of ending it.
 func quietSysmonEnv(env []string) (out []string, ok bool) {
 	out = make([]string, 0, len(env)+1)
 	godebug := ""
