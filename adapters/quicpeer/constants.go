@@ -150,8 +150,10 @@ const (
 const (
 	// commitGroupMaxCount caps the batches of one op-37 request, both what
 	// a decoder accepts (request and reply) and what this node puts in one
-	// request; the dispatcher sends at most 64 at a time.
-	commitGroupMaxCount = 1024
+	// request. An owner runs one request's batches concurrently under a
+	// single commit slot (slots.go), so the cap also bounds that
+	// concurrency; the dispatcher sends at most as many at a time.
+	commitGroupMaxCount = 64
 	// commitGroupCountBytes is the batch count opening a request and the
 	// item count opening a reply body.
 	commitGroupCountBytes = 4

@@ -40,8 +40,9 @@
 // outcome keeps op 11's error classes. The owner decodes the whole request
 // before committing anything (a malformed one is refused 400, nothing
 // committed), then commits its batches concurrently, under the request's
-// context and one commit slot. Batches that do not fit one 16 MiB frame
-// go as several op-37 requests at once; a batch op 37 could not carry
+// context and one commit slot. Batches that do not fit one 16 MiB frame,
+// or number more than 64 (commitGroupMaxCount, which bounds the owner's
+// concurrent commits per slot), go as several op-37 requests at once; a batch op 37 could not carry
 // without the owner refusing the whole request (over the record cap, a
 // name over the wire cap, too large for a frame of its own), and a lone
 // batch, go as op 11. A transport failure of an op-37 call is repeated in
