@@ -131,6 +131,7 @@ type bench struct {
 	consErrs atomic.Int64
 	ackFails atomic.Int64
 	lastAck  atomic.Int64 // Unix ns of the last first delivery settled
+	pinTurn  atomic.Uint64
 	errOnce  sync.Once
 	firstErr string
 }
@@ -193,8 +194,17 @@ func (b *bench) claim() (first uint64, n int, ok bool) {
 }
 
 // produce is one producer: claim sequences, pace, send, record.
+// Single-message produces go over the producer's own keep-alive
+// connections, one per server in turn (httpclient.Pinned); batches go
+// through the shared client.
 func (b *bench) produce() {
-	for b.e.ctx.Err() == nil {
+	pins := b.pins()
+	defer func() {
+		for _, p := range pins {
+			p.Close()
+		}
+	}()
+	for turn := 0; b.e.ctx.Err() == nil; turn++ {
 		first, n, ok := b.claim()
 		if !ok {
 			return
@@ -212,9 +222,12 @@ func (b *bench) produce() {
 			msgs[i].Payload = encodePayload(kindFor(b.cfg.payload, seq), benchID{Run: b.run, Seq: seq}, sent.UnixNano(), b.cfg.size)
 		}
 		var err error
-		if b.cfg.produceBatch == 1 {
+		switch {
+		case len(pins) > 0:
+			err = pins[turn%len(pins)].Produce(b.e.ctx, b.cfg.topic, msgs[0].Payload)
+		case b.cfg.produceBatch == 1:
 			err = b.cl.Produce(b.e.ctx, b.cfg.topic, msgs[0].Payload, "", nil)
-		} else {
+		default:
 			_, err = b.cl.ProduceBatch(b.e.ctx, b.cfg.topic, msgs)
 		}
 		b.prodLat.add(time.Since(sent))
@@ -225,6 +238,26 @@ func (b *bench) produce() {
 			b.led.produced(first+uint64(i), err == nil)
 		}
 	}
+}
+
+// pins returns one pinned connection per server for single-message
+// produces, starting at a rotating server so that producers spread their
+// first requests; nil for batch produces.
+func (b *bench) pins() []*httpclient.Pinned {
+	if b.cfg.produceBatch != 1 {
+		return nil
+	}
+	servers := b.cl.Servers()
+	start := int(b.pinTurn.Add(1) - 1)
+	pins := make([]*httpclient.Pinned, 0, len(servers))
+	for i := range servers {
+		p, err := b.cl.Pin(servers[(start+i)%len(servers)])
+		if err != nil {
+			return nil // an address the client accepted always pins; fall back anyway
+		}
+		pins = append(pins, p)
+	}
+	return pins
 }
 
 // consume is one consumer: lease, account, ack, until ctx ends.
