@@ -19,9 +19,6 @@ import (
 // connection.
 const pinnedDialTimeout = 10 * time.Second
 
-// ErrPinnedBusy reports a Pinned used by two goroutines at once.
-var ErrPinnedBusy = errors.New("httpclient: pinned connection used concurrently")
-
 // Pinned is one keep-alive HTTP/1.1 connection to one server, used by one
 // goroutine at a time, for single-message produces. A request leaves in one
 // write and its answer is read on the calling goroutine. net/http's client
@@ -41,7 +38,6 @@ type Pinned struct {
 	tlsCfg *tls.Config // nil for http://
 	auth   string      // Authorization header value, "" without a user
 
-	busy bool
 	conn net.Conn
 	br   *bufio.Reader
 	wbuf []byte
@@ -81,16 +77,13 @@ func (c *Client) tlsConfig(host string) *tls.Config {
 }
 
 // Produce sends one message to topic like Client.Produce (no key, no
-// partition pin) on the pinned connection.
+// partition pin) on the pinned connection. A final answer that is neither
+// a success nor an *APIError (101, or a 3xx: no redirect is followed)
+// closes the connection.
 func (p *Pinned) Produce(ctx context.Context, topic string, body []byte) error {
 	if len(body) == 0 {
 		return ErrEmptyMessage
 	}
-	if p.busy {
-		return ErrPinnedBusy
-	}
-	p.busy = true
-	defer func() { p.busy = false }()
 	path := topicPath(topic, "/produce")
 	if err := p.ensureConn(ctx); err != nil {
 		return fmt.Errorf("POST %s: %w", path, err)
@@ -158,7 +151,7 @@ func (p *Pinned) roundTrip(ctx context.Context, path string, body []byte) error 
 	if _, err := p.conn.Write(p.request(path, body)); err != nil {
 		return p.failed(ctx, path, err)
 	}
-	resp, err := http.ReadResponse(p.br, nil)
+	resp, err := p.readFinal()
 	if err != nil {
 		return p.failed(ctx, path, err)
 	}
@@ -171,6 +164,17 @@ func (p *Pinned) roundTrip(ctx context.Context, path string, body []byte) error 
 		return p.finish(ctx, path, resp, fmt.Errorf("POST %s: unexpected status %d: %w", path, resp.StatusCode, ErrMalformedReply))
 	}
 	return p.finish(ctx, path, resp, nil)
+}
+
+// readFinal reads the final answer, passing over informational (1xx)
+// ones such as 103 Early Hints, as net/http's client does.
+func (p *Pinned) readFinal() (*http.Response, error) {
+	for {
+		resp, err := http.ReadResponse(p.br, nil)
+		if err != nil || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, err
+		}
+	}
 }
 
 // finish reads what is left of resp's body so the connection can carry the

@@ -204,3 +204,31 @@ func TestPinRefusesAnAddressThatIsNotABaseURL(t *testing.T) {
 		}
 	}
 }
+
+func TestPinnedProducePassesOverEarlyHintsAndRefusesARedirect(t *testing.T) {
+	var n atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Set("Link", "</x>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.WriteHeader(202)
+	})
+	srv, conns := countingServer(t, h, false)
+	p := pin(t, httpclient.Options{Servers: []string{srv.URL}})
+	if err := p.Produce(context.Background(), "t", []byte("x")); err != nil {
+		t.Fatalf("202 after 103: %v", err)
+	}
+	err := p.Produce(context.Background(), "t", []byte("x"))
+	if err == nil || !errors.Is(err, httpclient.ErrMalformedReply) {
+		t.Fatalf("307: %v, want ErrMalformedReply", err)
+	}
+	if err := p.Produce(context.Background(), "t", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if conns.Load() != 2 {
+		t.Fatalf("%d connections, want a fresh one after the redirect", conns.Load())
+	}
+}
