@@ -8,7 +8,9 @@
 // Any answer with status >= 400 becomes an *APIError whose message is the
 // `error` field of a JSON error body, else the trimmed text (at most 8 KiB is
 // read). The client never retries: whether a failure is worth repeating is
-// the caller's decision (api.md §3.4).
+// the caller's decision (api.md §3.4). Pinned is one keep-alive connection
+// to one server, read and written on the caller's goroutine, for a load
+// generator's single-message produces (narad bench).
 //
 // It must never import application or bootstrap code: it speaks to a server
 // only through the wire.
