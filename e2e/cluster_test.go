@@ -18,6 +18,12 @@ const clusterSecret = "e2e-cluster-secret-0123456789abcdef"
 // Raft cluster together, and waits until every one is ready.
 func startCluster(t *testing.T, n int) []*node {
 	t.Helper()
+	return startClusterWith(t, n, nil)
+}
+
+// startClusterWith is startCluster with extra environment for every node.
+func startClusterWith(t *testing.T, n int, extra []string) []*node {
+	t.Helper()
 	ports := make([]int, n)
 	peers := make([]string, n)
 	for i := range ports {
@@ -26,7 +32,7 @@ func startCluster(t *testing.T, n int) []*node {
 	}
 	nodes := make([]*node, n)
 	for i := range nodes {
-		nodes[i] = spawn(t, t.TempDir(), ports[i], []string{
+		nodes[i] = spawn(t, t.TempDir(), ports[i], append([]string{
 			"NARAD_NODE_ID=" + fmt.Sprintf("n%d", i+1),
 			fmt.Sprintf("NARAD_HTTP_ADDR=127.0.0.1:%d", ports[i]),
 			fmt.Sprintf("NARAD_CLUSTER_ADDR=127.0.0.1:%d", ports[i]+1),
@@ -35,7 +41,7 @@ func startCluster(t *testing.T, n int) []*node {
 			"NARAD_SECURITY_ENABLED=false",
 			"NARAD_SECURITY_ALLOW_INSECURE_CLUSTER=true",
 			"NARAD_LOG_LEVEL=warn",
-		})
+		}, extra...))
 	}
 	for _, nd := range nodes {
 		nd.waitReady()
