@@ -252,19 +252,23 @@ func TestBenchFailsOnLostMessage(t *testing.T) {
 	}
 }
 
-// ensure that a produce-only run spreads requests over --servers and reports rates and latencies.
+// ensure that a produce-only run spreads its producers over --servers, each
+// producer keeping to one server, and reports rates and latencies.
 func TestBenchProduceOnlyOverServers(t *testing.T) {
 	t.Parallel()
 	b1, b2 := newFakeBroker(t), newFakeBroker(t)
 	b1.addTopic("bench", 3)
 	b2.addTopic("bench", 3)
-	r := runCLI(t, cliOpts{}, "bench", "bench", "--count", "40", "--producers", "2", "--servers", b1.url()+", "+b2.url())
+	r := runCLI(t, cliOpts{}, "bench", "bench", "--count", "40", "--producers", "2", "--rate", "400", "--servers", b1.url()+", "+b2.url())
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	n1, n2 := len(b1.lines("POST /v1/topics/bench/produce")), len(b2.lines("POST /v1/topics/bench/produce"))
-	if n1 != 20 || n2 != 20 {
-		t.Fatalf("requests split %d/%d, want 20/20", n1, n2)
+	if n1 == 0 || n2 == 0 || n1+n2 != 40 {
+		t.Fatalf("requests split %d/%d, want 40 over both servers", n1, n2)
+	}
+	if c1, c2 := b1.connections(), b2.connections(); c1 != 1 || c2 != 1 {
+		t.Fatalf("%d and %d connections, want one producer's connection on each server", c1, c2)
 	}
 	for _, want := range []string{"40 accepted, 0 failed", "produce latency p50 ", "result PASS"} {
 		if !strings.Contains(squash(r.stdout), want) {

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +27,7 @@ import (
 type fakeBroker struct {
 	t        *testing.T
 	srv      *httptest.Server
+	conns    atomic.Int64
 	mu       sync.Mutex
 	topics   map[string]*fakeTopic
 	pageSize int
@@ -78,7 +81,7 @@ func newFakeBroker(t *testing.T) *fakeBroker {
 	mux.HandleFunc("POST /v1/topics/{topic}/produce/batch", b.withTopic(b.produceBatch))
 	mux.HandleFunc("GET /v1/topics/{topic}/consume", b.consume)
 	mux.HandleFunc("POST /v1/topics/{topic}/ack", b.withTopic(b.ack))
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		b.mu.Lock()
@@ -95,9 +98,18 @@ func newFakeBroker(t *testing.T) *fakeBroker {
 		}
 		mux.ServeHTTP(w, r)
 	}))
+	b.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			b.conns.Add(1)
+		}
+	}
+	b.srv.Start()
 	t.Cleanup(b.srv.Close)
 	return b
 }
+
+// connections counts the TCP connections the broker accepted.
+func (b *fakeBroker) connections() int { return int(b.conns.Load()) }
 
 func (b *fakeBroker) url() string { return b.srv.URL }
 
