@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// ensure that only the commands that run a node are re-executed, global
-// flags (and their values) before them included.
-func TestIsServerCommand(t *testing.T) {
+// ensure that only the commands that run a node or the bench are
+// re-executed, global flags (and their values) before them included.
+func TestWantsQuietSysmon(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want bool
@@ -19,15 +19,17 @@ func TestIsServerCommand(t *testing.T) {
 		{[]string{"server", "start", "--dev"}, true},
 		{[]string{"-s", "http://h:1", "server", "start"}, true},
 		{[]string{"--server=http://h:1", "serve"}, true},
+		{[]string{"-s", "http://h:1", "bench", "t", "--count", "10"}, true},
 		{[]string{"server", "report"}, false},
+		{[]string{"topic", "add", "bench"}, false},
 		{[]string{"server"}, false},
 		{[]string{"topic", "add", "serve"}, false},
 		{[]string{"-s", "serve", "topic", "ls"}, false},
 		{[]string{"--", "serve"}, false},
 		{nil, false},
 	} {
-		if got := isServerCommand(tc.args); got != tc.want {
-			t.Errorf("isServerCommand(%q) = %v, want %v", tc.args, got, tc.want)
+		if got := wantsQuietSysmon(tc.args); got != tc.want {
+			t.Errorf("wantsQuietSysmon(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }
