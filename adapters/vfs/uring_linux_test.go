@@ -22,6 +22,18 @@ func testRing(t testing.TB, entries uint32) *ring {
 	return r
 }
 
+// pipeWriter returns the write end of a pipe, closed (both ends) at the
+// end of the test: a descriptor fdatasync refuses with EINVAL.
+func pipeWriter(t testing.TB) *os.File {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	return pw
+}
+
 func tempFile(t testing.TB, name string) *os.File {
 	t.Helper()
 	f, err := os.Create(filepath.Join(t.TempDir(), name))
@@ -72,12 +84,7 @@ func TestRingSyncsAFile(t *testing.T) {
 // ring in use because the system call fails too.
 func TestRingErrorsMatchTheSystemCall(t *testing.T) {
 	r := testRing(t, 8)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pw := pipeWriter(t)
 	direct := fdatasyncFD(pw.Fd())
 	if !errors.Is(direct, syscall.EINVAL) {
 		t.Fatalf("direct fdatasync of a pipe: %v, want EINVAL", direct)
@@ -179,12 +186,7 @@ func (g gatedEvent) Read([]byte) (int, error) {
 // ring takes no new request afterwards.
 func TestEventFDFailureKeepsTheResultInFlight(t *testing.T) {
 	r := testRing(t, 8)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pw := pipeWriter(t)
 	ev := gatedEvent{entered: make(chan struct{}), reply: make(chan error)}
 	r.event = ev
 	const placeholder = 1 << 40 // keeps the reaper waiting until the request is in
