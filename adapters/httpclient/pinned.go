@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -89,7 +88,7 @@ func (p *Pinned) Produce(ctx context.Context, topic string, body []byte) error {
 		return fmt.Errorf("POST %s: %w", path, err)
 	}
 	err := p.roundTrip(ctx, path, body)
-	if err != nil && !isAPIError(err) {
+	if err != nil && StatusOf(err) == 0 {
 		p.Close()
 	}
 	return err
@@ -225,9 +224,4 @@ func (p *Pinned) request(path string, body []byte) []byte {
 	b = append(b, body...)
 	p.wbuf = b
 	return b
-}
-
-func isAPIError(err error) bool {
-	var ae *APIError
-	return errors.As(err, &ae)
 }
