@@ -30,6 +30,10 @@ func newMetaHost(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, log *zap.L
 		RaftAddr: id.RaftAddr,
 		DataDir:  filepath.Join(cfg.Storage.DataDir, "metastore"),
 		Logger:   log,
+		// Raft over mutual TLS when all three are set (internals §12.3).
+		TLSCertFile: cfg.Security.ClusterTLSCertFile,
+		TLSKeyFile:  cfg.Security.ClusterTLSKeyFile,
+		TLSCAFile:   cfg.Security.ClusterTLSCAFile,
 	})
 	if err != nil {
 		return nil, err

@@ -56,4 +56,31 @@ const (
 	// snapshotBatchBytes: a snapshot install commits a pebble batch at this
 	// size, so memory stays bounded whatever the database size.
 	snapshotBatchBytes = 4 << 20
+
+	// clusterTLSName is the DNS SAN every node's Raft certificate carries
+	// and every peer's is checked against (internals §12.3).
+	clusterTLSName = "narad-cluster.local"
+	// raftTLSHandshakeTimeout bounds one Raft connection's set-up on either
+	// side: dial, TLS handshake and the accept preface.
+	raftTLSHandshakeTimeout = 5 * time.Second
+	// raftKeepAlivePeriod: TCP keep-alive on Raft connections, so a peer
+	// that vanished without a FIN is noticed.
+	raftKeepAlivePeriod = 10 * time.Second
+	// raftFrameMaxBytes: the largest frame the TLS transport accepts
+	// (dragonboat sends message batches of at most 64 MiB and snapshot
+	// chunks of 2 MiB).
+	raftFrameMaxBytes = 128 << 20
+	// raftFrameBufferBytes: a connection keeps a buffer this large between
+	// frames; larger frames get a buffer of their own.
+	raftFrameBufferBytes = 2 << 20
+	// A frame body must cross the connection within raftFrameIOBase plus one
+	// second per raftFrameIOFloorBytesPerSecond.
+	raftFrameIOBase                = 5 * time.Second
+	raftFrameIOFloorBytesPerSecond = 256 << 10
+	// raftAcceptRetryPause separates accept attempts after a transient
+	// accept error (out of file descriptors).
+	raftAcceptRetryPause = 100 * time.Millisecond
+	// raftHandshakeLogEvery: per peer host, at most one failed-handshake log
+	// line per interval (dragonboat redials every few ticks).
+	raftHandshakeLogEvery = 10 * time.Second
 )

@@ -67,6 +67,19 @@
 // for the leader to add it (application/membership decides voter or
 // non-voter; a non-voter starts with StoreConfig.NonVoter).
 //
+// # Transport
+//
+// Without TLS files Raft runs over dragonboat's plaintext TCP transport.
+// With all three (HostConfig.TLSCertFile, TLSKeyFile, TLSCAFile; internals
+// §12.3) the NodeHost is configured for mutual TLS and runs this package's
+// TLS transport (raft_transport.go): TLS 1.3, each side verifying the
+// other's certificate against the CA bundle and the name
+// narad-cluster.local, never the dialed address (dragonboat's TCP transport
+// would check the IP). The files are read once, in NewHost, which refuses
+// unreadable files, a key that does not match, or a certificate without the
+// name or the serverAuth and clientAuth usages. Every node logs one
+// "raft transport" line; refused handshakes log "bad certificate" errors.
+//
 // # Benchmarks
 //
 // go test -run '^$' -bench . -benchtime 2000x ./adapters/metastore/

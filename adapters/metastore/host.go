@@ -28,6 +28,12 @@ type HostConfig struct {
 	DeploymentID uint64
 	// Logger receives this package's and dragonboat's logs. Required.
 	Logger *zap.Logger
+	// TLSCertFile, TLSKeyFile and TLSCAFile (all three or none) run Raft
+	// over mutual TLS (internals §12.3): this node's PEM certificate (DNS
+	// SAN narad-cluster.local, serverAuth and clientAuth) and key, and the
+	// PEM bundle of CAs a peer's certificate must chain to. Read once, here.
+	// None: plaintext.
+	TLSCertFile, TLSKeyFile, TLSCAFile string
 }
 
 // Host is one node's dragonboat NodeHost: the Raft transport, log store and
@@ -47,7 +53,9 @@ type Host struct {
 }
 
 // NewHost starts a NodeHost. It rejects a config without node id, address,
-// data dir or logger.
+// data dir or logger, and TLS files that are partly set, unreadable, or
+// hold a certificate peers would refuse whatever their bundle (no cluster
+// name, wrong usages) or a key that does not match it.
 func NewHost(cfg HostConfig) (*Host, error) {
 	switch {
 	case cfg.Logger == nil:
@@ -58,9 +66,17 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.RTT <= 0 {
 		cfg.RTT = defaultRTT
 	}
+	rtls, err := loadRaftTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With(zap.String("component", "metastore"), zap.String("node", cfg.NodeID))
 	routeDragonboatLogs(cfg.Logger)
 	ten := newTenures()
 	nhc := nodeHostConfig(cfg)
+	if rtls != nil {
+		rtls.apply(&nhc, log)
+	}
 	nhc.RaftEventListener = ten
 	links := newRaftLinks()
 	nhc.SystemEventListener = links
@@ -68,7 +84,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metastore: start node host %s at %s: %w", cfg.NodeID, cfg.RaftAddr, err)
 	}
-	log := cfg.Logger.With(zap.String("component", "metastore"), zap.String("node", cfg.NodeID))
+	logTransport(log, rtls)
 	return &Host{cfg: cfg, nh: nh, log: log, tenures: ten, links: links}, nil
 }
 
