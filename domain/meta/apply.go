@@ -51,10 +51,18 @@ func (t *tx) putTopic(tp Topic) { t.put(topicKey(tp.Name), tp) }
 // Step applies env as the entry at index and returns its result with every
 // write it makes: the views' (when OK) followed by the history's. Every
 // implementation of the state machine applies entries through Step.
+//
+// An applied member heartbeat is not written to the history: every node
+// sends one each 5 s, which would push every change an operator wants to
+// read (who changed what, when) out of the bounded history within hours.
+// A refused one is, like every other refusal.
 func Step(r KVReader, index uint64, env Envelope, journalKeep int) (Result, []Mutation, error) {
 	out, err := Apply(r, env)
 	if err != nil {
 		return Result{}, nil, err
+	}
+	if _, beat := env.Event.(*MemberHeartbeat); beat && out.Result.OK() {
+		return out.Result, out.Mutations, nil
 	}
 	journal, err := RecordJournal(r, index, env, out.Result, journalKeep)
 	if err != nil {
