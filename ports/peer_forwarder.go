@@ -41,6 +41,11 @@ type RemoteConsume struct {
 	// Claim marks a claim after a delivery-token notification: the owner
 	// retires its hold on arrival (internals.md §5.5).
 	Claim bool
+	// Identity is the authenticated user the request acts for, so the
+	// owner counts it against that user's consume cap; empty with security
+	// off (the owner then counts every forwarded consume in one bucket).
+	// The owner trusts it because the stream proved the cluster secret.
+	Identity string
 }
 
 // SettleOp is what a forwarded settle does to each lease (api.md §2.15).

@@ -126,6 +126,9 @@ const (
 const (
 	// wireNameMaxBytes caps a topic name, topic id or refusal code field.
 	wireNameMaxBytes = 1024
+	// wireIdentityMaxBytes caps a forwarded consume's identity (a username
+	// is at most 64 characters).
+	wireIdentityMaxBytes = 64
 	// wireMessageMaxBytes caps a refusal's detail.
 	wireMessageMaxBytes = 64 << 10
 	// commitRecordsMaxCount caps the records of one commit batch, so a

@@ -12,7 +12,12 @@ import (
 // payloads. Part of the wire format and must never change:
 //
 //	consume request  topic string | mode u8 | partition i32 | pinned bool |
-//	                 offset i64 | max i32 | wait_ms i64 | local_only bool | claim bool
+//	                 offset i64 | max i32 | wait_ms i64 | local_only bool | claim bool |
+//	                 [identity string]
+//
+// The trailing identity is sent only when the request acts for an
+// authenticated user (security on); a release that predates it never runs
+// secured, so it is never sent one.
 //	consume reply    deliveries u32 | deliveries × (topic string | partition i32 |
 //	                 offset i64 | committed_at_ms i64 | key bytes | payload bytes |
 //	                 leased bool | [handle partition i32 | offset i64 | nonce u64])
@@ -39,7 +44,11 @@ func appendConsumeRequest(b []byte, req ports.RemoteConsume) []byte {
 	b = appendI32(b, req.Max)
 	b = appendI64(b, req.Wait.Milliseconds())
 	b = appendBool(b, req.LocalOnly)
-	return appendBool(b, req.Claim)
+	b = appendBool(b, req.Claim)
+	if req.Identity != "" {
+		b = appendString(b, req.Identity)
+	}
+	return b
 }
 
 func decodeConsumeRequest(p []byte) (ports.RemoteConsume, error) {
@@ -55,6 +64,9 @@ func decodeConsumeRequest(p []byte) (ports.RemoteConsume, error) {
 	waitMs := r.i64("wait_ms")
 	req.LocalOnly = r.bool("local_only")
 	req.Claim = r.bool("claim")
+	if r.err == nil && len(r.b) > 0 {
+		req.Identity = r.string("identity", wireIdentityMaxBytes)
+	}
 	switch {
 	case r.err != nil:
 	case req.Mode > ports.ConsumeReplay:

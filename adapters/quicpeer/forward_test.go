@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,41 @@ func TestConsumeForwardRoundTrip(t *testing.T) {
 		Wait: 300 * time.Millisecond, Identity: forwardedIdentity}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("owner saw %+v, want %+v", got, want)
+	}
+}
+
+// ensure that a secured consume keeps its user through the forward: the
+// owner counts it against that user's cap, not the shared bucket of
+// identity-less forwards (the stream proved the cluster secret).
+func TestConsumeForwardKeepsIdentity(t *testing.T) {
+	t.Parallel()
+	o := startOwner(t)
+	p := callerFor(t, o)
+	if _, err := p.ConsumeRemote(context.Background(), "owner", ports.RemoteConsume{Topic: "t", Identity: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := o.service.calls()
+	if len(got) != 1 || got[0].Identity != "alice" {
+		t.Fatalf("owner saw %+v, want identity alice", got)
+	}
+	if _, err := decodeConsumeRequest(appendString(appendConsumeRequest(nil, ports.RemoteConsume{Topic: "t"}), strings.Repeat("u", 65))); err == nil {
+		t.Fatal("an identity over 64 bytes was accepted")
+	}
+}
+
+// ensure that a node without the cluster secret cannot forge an identity:
+// its consume claiming to act for admin never reaches the owner's use case.
+func TestForgedIdentityWithoutSecretRefused(t *testing.T) {
+	t.Parallel()
+	o := startOwner(t)
+	c, _ := newClient(t, secretB)
+	forger := NewPeers(c, staticResolver{"owner": o.srv.Addr().String()})
+	_, err := forger.ConsumeRemote(context.Background(), "owner", ports.RemoteConsume{Topic: "t", Identity: "admin"})
+	if !errors.Is(err, ErrAuth) {
+		t.Fatalf("forged consume: %v, want ErrAuth", err)
+	}
+	if got, _, _ := o.service.calls(); len(got) != 0 {
+		t.Fatalf("the owner served a forged consume: %+v", got)
 	}
 }
 

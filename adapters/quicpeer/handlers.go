@@ -35,10 +35,10 @@ var (
 	_ Tokens   = (*consume.Service)(nil)
 )
 
-// forwardedIdentity is who forwarded consumes count as against the owner's
-// per-identity consume cap: forwarded requests carry no identity (the
-// ingress node already admitted the client, internals.md §10.2), so they
-// share one bucket per owner.
+// forwardedIdentity is who forwarded consumes without an identity (security
+// off) count as against the owner's per-identity consume cap: they share one
+// bucket per owner. A secured request carries its user, who counts as
+// themself on the owner too.
 const forwardedIdentity = "\x00node-rpc"
 
 // RegisterCommit serves CommitProduceBatch (op 11) and
@@ -132,9 +132,13 @@ func consumeRequest(r ports.RemoteConsume) consume.Request {
 		ports.ConsumeQueue: consume.ModeQueue, ports.ConsumePinned: consume.ModePinned,
 		ports.ConsumeBatch: consume.ModeBatch, ports.ConsumeReplay: consume.ModeReplay,
 	}
+	identity := forwardedIdentity
+	if r.Identity != "" {
+		identity = r.Identity
+	}
 	return consume.Request{
 		Topic: r.Topic, Mode: modes[r.Mode], Partition: r.Partition, Pinned: r.Pinned,
-		Offset: r.Offset, Max: int(r.Max), Wait: r.Wait, Identity: forwardedIdentity,
+		Offset: r.Offset, Max: int(r.Max), Wait: r.Wait, Identity: identity,
 		LocalOnly: r.LocalOnly, Claim: r.Claim,
 	}
 }

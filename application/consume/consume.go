@@ -38,6 +38,10 @@ type Request struct {
 	// Identity is who counts against the per-identity consume cap: the
 	// authenticated user, or the client address when security is off.
 	Identity string
+	// ForwardIdentity is the identity a request forwarded to another owner
+	// carries (the authenticated user; empty with security off, where the
+	// owner keeps one bucket for forwarded consumes).
+	ForwardIdentity string
 	// LocalOnly serves the request from this node's own partitions and
 	// never forwards it: a probe (local_only=1) or any request that arrived
 	// from a peer (internals.md §5.5).

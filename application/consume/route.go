@@ -124,7 +124,7 @@ func remoteRequest(req Request) ports.RemoteConsume {
 	}
 	r := ports.RemoteConsume{
 		Topic: req.Topic, Mode: modes[req.Mode], Partition: req.Partition, Pinned: req.Pinned,
-		Offset: req.Offset, Wait: max(req.Wait, 0),
+		Offset: req.Offset, Wait: max(req.Wait, 0), Identity: req.ForwardIdentity,
 	}
 	if req.Mode == ModeBatch {
 		r.Max = int32(req.Max)

@@ -63,6 +63,21 @@ func TestPinnedConsumeIsForwardedToItsOwner(t *testing.T) {
 	}
 }
 
+// ensure that a secured consume forwarded to its owner carries the user it
+// acts for, so the owner's consume cap keys on that user.
+func TestForwardedConsumeCarriesIdentity(t *testing.T) {
+	c := newCluster(t)
+	c.split("t", self, "node-2")
+	c.fwd.Offer("node-2", remoteDelivery("t", 1, 7, 99))
+	req := consume.Request{Topic: "t", Mode: consume.ModePinned, Partition: 1, Identity: "alice", ForwardIdentity: "alice"}
+	if _, err := c.svc.Consume(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.fwd.Consumes(); len(got) != 1 || got[0].Req.Identity != "alice" {
+		t.Fatalf("forwards %+v, want identity alice", got)
+	}
+}
+
 // api-conformance 225, story F12: pinned consume, replay, ack, extend and
 // nack whose owner is marked dead answer domain.ErrOwnerDown (503) without
 // an RPC.
