@@ -139,6 +139,8 @@ func newRoot(e *env) (*cobra.Command, *globals) {
 		newReplayCmd(e, g),
 		newServerCmd(e, g),
 		newBenchCmd(e, g),
+		newUserCmd(e, g),
+		newClusterCmd(e, g),
 	)
 	markStarted(root, g)
 	return root, g

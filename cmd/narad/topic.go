@@ -346,31 +346,10 @@ func newTopicSchemaCmd(e *env, g *globals) *cobra.Command {
 }
 
 func newTopicRmCmd(e *env, g *globals) *cobra.Command {
-	var force bool
-	c := &cobra.Command{
-		Use:   "rm <name>",
-		Short: "Delete a topic and all its data (asks first unless -f)",
-		Args:  exactArgs("name"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			cl, err := g.client(e)
-			if err != nil {
-				return err
-			}
-			if !force {
-				fmt.Fprintf(e.stderr, "delete topic %q and all its data? [y/N] ", name)
-				answer, _ := e.stdin.ReadString('\n')
-				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-					return fmt.Errorf("topic %q not deleted", name)
-				}
-			}
-			if err := cl.DeleteTopic(e.ctx, name); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "topic %q deleted\n", name)
-			return nil
-		},
-	}
-	c.Flags().BoolVarP(&force, "force", "f", false, "delete without asking")
-	return c
+	return newRmCmd(e, g, rmSpec{
+		use: "rm <name>", arg: "name", kind: "topic",
+		short:    "Delete a topic and all its data (asks first unless -f)",
+		question: "delete topic %q and all its data? [y/N] ",
+		remove:   func(cl *httpclient.Client, name string) error { return cl.DeleteTopic(e.ctx, name) },
+	})
 }
