@@ -22,7 +22,7 @@ const readHeaderTimeoutMax = 5 * time.Second
 // httpModule serves the client API; it starts last and stops first.
 var httpModule = fx.Module("http",
 	fx.Provide(
-		fx.Annotate(newEngine, fx.ParamTags(``, ``, ``, ``, `group:"routes"`)),
+		fx.Annotate(newEngine, fx.ParamTags(``, ``, ``, ``, ``, `group:"routes"`)),
 	),
 	fx.Invoke(serveMetricsListener, serveHTTP, servePprof),
 )
@@ -32,13 +32,13 @@ func asRoutes(f any) any {
 	return fx.Annotate(f, fx.ResultTags(`group:"routes,flatten"`))
 }
 
-func newEngine(cfg config.Config, log *zap.Logger, m *telemetry.Metrics, r *Readiness, groups []httpapi.Route) http.Handler {
+func newEngine(cfg config.Config, log *zap.Logger, m *telemetry.Metrics, r *Readiness, sec httpapi.Security, groups []httpapi.Route) http.Handler {
 	routes := httpapi.HealthRoutes(r)
 	if cfg.HTTP.MetricsAddr == "" { // else /metrics is served on its own listener only
 		routes = append(routes, httpapi.MetricsRoute(m.Registry))
 	}
 	routes = append(routes, groups...)
-	return httpapi.NewEngineWith(httpapi.EngineOptions{Log: log, Metrics: m}, routes...)
+	return httpapi.NewEngineWith(httpapi.EngineOptions{Log: log, Metrics: m, Security: sec}, routes...)
 }
 
 func serveHTTP(lc fx.Lifecycle, cfg config.Config, h http.Handler, r *Readiness, m *telemetry.Metrics, log *zap.Logger, boot BootTime) {

@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -24,9 +23,6 @@ const (
 	fxStopTimeout         = 30 * time.Second
 )
 
-// ErrSecurityNotBuilt refuses a secured start until authentication exists.
-var ErrSecurityNotBuilt = errors.New("security (authentication and RBAC) is not built yet: start with --dev or NARAD_SECURITY_ENABLED=false; every route would otherwise be open while the configuration says it is protected")
-
 // Params is what the command line hands the node.
 type Params struct {
 	Config config.Config
@@ -39,9 +35,6 @@ type Params struct {
 // then HTTP; start-up work (catch-up, member registration) runs after the
 // listener opens, and /readyz turns 200 when it is done.
 func NewNode(p Params) (*fx.App, error) {
-	if p.Config.Security.Enabled {
-		return nil, ErrSecurityNotBuilt
-	}
 	app := fx.New(nodeOptions(p), fx.StopTimeout(fxStopTimeout))
 	return app, app.Err()
 }
@@ -63,6 +56,7 @@ func nodeOptions(p Params) fx.Option {
 		storageModule,
 		metastoreModule,
 		useCaseModule,
+		securityModule,
 		httpModule,
 		fx.Invoke(startup, registerNodeGauges, registerRaftGauges),
 	)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,12 +51,34 @@ func TestGraphValidates(t *testing.T) {
 	}
 }
 
-// ensure that a secured start is refused until security exists, saying why.
-func TestSecuredStartRefused(t *testing.T) {
+// ensure that the secured graph (authenticator, users, root seeding) is
+// complete too.
+func TestSecuredGraphValidates(t *testing.T) {
 	cfg := devConfig(t)
 	cfg.Security.Enabled = true
-	if _, err := NewNode(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()}); err != ErrSecurityNotBuilt {
-		t.Fatalf("got %v", err)
+	cfg.Secrets.AdminPassword = "pw"
+	if err := fx.ValidateApp(nodeOptions(Params{Config: cfg, Log: zap.NewNop(), Start: time.Now()})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ensure that the generated root password is written whole, mode 0600,
+// replacing what was there.
+func TestWriteSecretFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", adminPasswordFile)
+	for _, pw := range []string{"first", "second"} {
+		if err := writeSecretFile(path, pw); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		st, serr := os.Stat(path)
+		if err != nil || serr != nil || string(b) != pw+"\n" || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%q mode %v (%v %v)", b, st.Mode().Perm(), err, serr)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), adminPasswordFile+".tmp-*"))
+	if len(left) != 0 {
+		t.Fatalf("temp files left: %v", left)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -39,8 +40,7 @@ func Run(ctx context.Context, p RunParams) error {
 	defer log.Sync() //nolint:errcheck // best effort at exit
 	applyMemoryLimit(memoryLimitEnv{getenv: os.Getenv, readFile: os.ReadFile, setLimit: debug.SetMemoryLimit}, log)
 	if p.Dev {
-		fmt.Fprintf(p.Stderr, "dev mode: auth OFF, bound to loopback only (http %s, raft %s, data %s)\n",
-			cfg.HTTP.Addr, cfg.Cluster.Addr, cfg.Storage.DataDir)
+		devBanner(p.Stderr, cfg, p.Source.Env)
 	}
 	app, err := NewNode(Params{Config: cfg, Log: log, Start: start})
 	if err != nil {
@@ -57,4 +57,20 @@ func Run(ctx context.Context, p RunParams) error {
 	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
 	defer cancelStop()
 	return app.Stop(stopCtx)
+}
+
+// devBanner says what --dev runs, and says loudly when it overrides a
+// NARAD_SECURITY_ENABLED that asked for security (api.md §8.2).
+func devBanner(w io.Writer, cfg config.Config, env func(string) (string, bool)) {
+	if env != nil {
+		if v, ok := env("NARAD_SECURITY_ENABLED"); ok {
+			if on, err := strconv.ParseBool(v); err == nil && on {
+				fmt.Fprintf(w, "WARNING: --dev overrides NARAD_SECURITY_ENABLED=%s: this node runs with security OFF, "+
+					"no credentials are checked and every route is open to anyone who reaches it. "+
+					"For a secured node run `narad serve` (or `narad server start` without --dev).\n", v)
+			}
+		}
+	}
+	fmt.Fprintf(w, "dev mode: auth OFF, bound to loopback only (http %s, raft %s, data %s)\n",
+		cfg.HTTP.Addr, cfg.Cluster.Addr, cfg.Storage.DataDir)
 }

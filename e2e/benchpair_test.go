@@ -80,22 +80,32 @@ func TestBenchPairs(t *testing.T) {
 }
 
 // benchAgainst creates the bench topic and runs narad bench over every node
-// of nodes, counting the nodes' CPU time over the run.
-func benchAgainst(t *testing.T, nodes []*node, count, producers int) benchRun {
+// of nodes, counting the nodes' CPU time over the run; user and password,
+// when given, are the credentials of a secured node.
+func benchAgainst(t *testing.T, nodes []*node, count, producers int, userPassword ...string) benchRun {
 	t.Helper()
 	urls := make([]string, len(nodes))
 	for i, n := range nodes {
 		urls[i] = n.url
 	}
-	c := client(t, nodes[0])
+	opts := httpclient.Options{Servers: urls[:1], ClientName: "narad-e2e", Timeout: 30 * time.Second}
+	args := []string{"-s", urls[0]}
+	if len(userPassword) == 2 {
+		opts.User, opts.Password = userPassword[0], userPassword[1]
+		args = append(args, "-u", userPassword[0], "-p", userPassword[1])
+	}
+	c, err := httpclient.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.CreateTopic(context.Background(), httpclient.TopicSpec{Name: benchTopic, Partitions: benchPartitions}); err != nil {
 		t.Fatalf("create %s: %v", benchTopic, err)
 	}
 	waitPlaced(t, c, benchTopic)
 	before := cpuOf(t, nodes)
-	cmd := exec.Command(naradBin, "-s", urls[0], "bench", benchTopic, "--json",
+	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json",
 		"--count", strconv.Itoa(count), "--producers", strconv.Itoa(producers),
-		"--consumers", benchConsumers, "--consume-batch", benchConsumeBatch, "--servers", strings.Join(urls, ","))
+		"--consumers", benchConsumers, "--consume-batch", benchConsumeBatch, "--servers", strings.Join(urls, ","))...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()

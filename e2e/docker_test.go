@@ -99,7 +99,10 @@ func startDockerCluster(t *testing.T, n int) *dockerCluster {
 	return c
 }
 
-// buildImage builds a FROM scratch image holding the e2e binary.
+// buildImage builds the repository's image (../Dockerfile, FROM scratch,
+// an unprivileged user) around the e2e binary: the context is what
+// `go tool task build` leaves in bin/ (the binary and an empty data
+// directory).
 func (c *dockerCluster) buildImage() {
 	c.t.Helper()
 	dir := c.t.TempDir()
@@ -107,11 +110,17 @@ func (c *dockerCluster) buildImage() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "narad"), bin, 0o755); err != nil {
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	if err != nil {
 		c.t.Fatal(err)
 	}
-	dockerfile := "FROM scratch\nCOPY narad /narad\nENV NARAD_DATA_DIR=/data\nVOLUME [\"/data\"]\nENTRYPOINT [\"/narad\"]\n"
-	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "bin", "data"), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "narad"), bin, 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	c.image = c.prefix + ":e2e"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/narad/narad/domain/access"
 	"io"
 	"net/http"
 
@@ -35,6 +36,9 @@ type ackResult struct {
 // (204); without one, the JSON body lists up to 100 handles, each settled
 // independently (200 with one result per handle, in order).
 func (r *consumeRoutes) ack(c *gin.Context) {
+	if !allow(c, r.log, access.Request{Op: access.OpConsume, Topic: access.Topic{Name: c.Param("topic")}}) {
+		return
+	}
 	q, err := parseQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		respondError(c, r.log, err)

@@ -6,13 +6,27 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/narad/narad/application/topics"
+	"github.com/narad/narad/domain/access"
+	"github.com/narad/narad/domain/meta"
 )
 
-// attachBody is a local attach (api.md §2.10.1).
+// attachBody is a local attach (api.md §2.10.1), or a remote child's
+// create when it names a remote (§2.10.2).
 type attachBody struct {
-	Child   string `json:"child"`
-	DelayMs int64  `json:"delay_ms"`
+	Child       string  `json:"child"`
+	DelayMs     int64   `json:"delay_ms"`
+	Remote      *string `json:"remote"`
+	RemoteTopic *string `json:"remote_topic"`
+	From        *string `json:"from"`
+	Lanes       *int64  `json:"lanes"`
+	DryRun      *bool   `json:"dry_run"`
 }
+
+// Bounds of a remote child's fields (api.md §2.10.2).
+const (
+	remoteLanesMin = 1
+	remoteLanesMax = 8
+)
 
 // attach links an existing topic under the path's parent and answers the
 // parent. A body over 1 MiB is a 400 here, not a 413 (api.md §0.2).
@@ -22,7 +36,11 @@ func (h *topicHandlers) attach(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	parent, err := h.svc.Attach(c.Request.Context(), topics.AttachRequest{Parent: c.Param("topic"), Child: b.Child, DelayMs: b.DelayMs})
+	if b.Remote != nil || b.RemoteTopic != nil || b.From != nil || b.Lanes != nil || b.DryRun != nil {
+		h.attachRemote(c, b)
+		return
+	}
+	parent, err := h.svc.Attach(c.Request.Context(), topics.AttachRequest{Caller: principalOf(c), Parent: c.Param("topic"), Child: b.Child, DelayMs: b.DelayMs})
 	if err != nil {
 		respondError(c, h.log, err)
 		return
@@ -32,7 +50,7 @@ func (h *topicHandlers) attach(c *gin.Context) {
 
 // detach dissolves a link; the child keeps its records (api.md §2.12).
 func (h *topicHandlers) detach(c *gin.Context) {
-	if err := h.svc.Detach(c.Request.Context(), c.Param("topic"), c.Param("child")); err != nil {
+	if err := h.svc.Detach(c.Request.Context(), principalOf(c), c.Param("topic"), c.Param("child")); err != nil {
 		respondError(c, h.log, err)
 		return
 	}
@@ -65,7 +83,7 @@ func (h *topicHandlers) listChildren(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	got, err := h.svc.ListChildren(c.Request.Context(), c.Param("topic"))
+	got, err := h.svc.ListChildren(c.Request.Context(), principalOf(c), c.Param("topic"))
 	if err != nil {
 		respondError(c, h.log, err)
 		return
@@ -75,4 +93,43 @@ func (h *topicHandlers) listChildren(c *gin.Context) {
 		out.Children = append(out.Children, childJSON{Name: ch.Name, DelayMs: ch.DelayMs, LagMessages: ch.LagMessages, LagComplete: ch.LagComplete})
 	}
 	respondJSON(c, http.StatusOK, out)
+}
+
+// attachRemote answers a remote child's create: the fields are checked and
+// the access rule applied (admin with security on), then a remote that is
+// not registered is a 400; this node has no remote plane to go further
+// (501).
+func (h *topicHandlers) attachRemote(c *gin.Context, b attachBody) {
+	if b.Remote == nil {
+		respondError(c, h.log, clientErr(http.StatusBadRequest, "remote_topic, from, lanes and dry_run are fields of a remote child and need remote"))
+		return
+	}
+	if !allow(c, h.log, access.Request{Op: access.OpRemote}) {
+		return
+	}
+	if err := checkRemoteChildFields(b); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	known, err := h.svc.RemoteRegistered(*b.Remote)
+	switch {
+	case err != nil:
+		respondError(c, h.log, err)
+	case !known:
+		respondError(c, h.log, clientErr(http.StatusBadRequest, "remote %q is not registered", *b.Remote))
+	default:
+		writeError(c, http.StatusNotImplemented, "remote children are not available on this node")
+	}
+}
+
+func checkRemoteChildFields(b attachBody) error {
+	switch {
+	case b.Lanes != nil && (*b.Lanes < remoteLanesMin || *b.Lanes > remoteLanesMax):
+		return clientErr(http.StatusBadRequest, "lanes must be %d to %d", remoteLanesMin, remoteLanesMax)
+	case b.From != nil && *b.From != meta.RemoteFromAttach && *b.From != meta.RemoteFromUnconsumed && *b.From != meta.RemoteFromEarliest:
+		return clientErr(http.StatusBadRequest, "from must be attach, unconsumed or earliest")
+	case *b.Remote == "":
+		return clientErr(http.StatusBadRequest, "remote must name a registered remote")
+	}
+	return nil
 }

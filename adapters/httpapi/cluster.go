@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"github.com/narad/narad/domain/access"
+	"github.com/narad/narad/ports"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -21,16 +23,39 @@ var _ MemberLister = (*membership.Roster)(nil)
 // until members answer for their own status (node RPC op 33).
 const detailNotBuilt = "node status is not available from this release"
 
-// ClusterRoutes serves GET /v1/cluster/members (api.md §2.17), answered
-// from the local replica. Security (admin only) is not applied yet.
-func ClusterRoutes(l MemberLister, log *zap.Logger) []Route {
-	h := &clusterHandlers{members: l, log: log}
-	return []Route{{Method: http.MethodGet, Path: "/v1/cluster/members", Handle: h.list}}
+// ClusterReader reads what the cluster routes show from the local replica:
+// ports.MetadataStore satisfies it.
+type ClusterReader interface {
+	ports.MetadataCluster
+	ports.MetadataHistory
+}
+
+// ClusterRoutes serves GET /v1/cluster/members and /v1/cluster/moves
+// (api.md §2.17) and GET /v1/cluster/events (the metadata history, our
+// extension: docs/api-extensions.md), answered from the local replica, to admins only
+// (reads included, api.md §2.17).
+func ClusterRoutes(l MemberLister, store ClusterReader, log *zap.Logger) []Route {
+	h := &clusterHandlers{members: l, store: store, log: log}
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/cluster/members", Handle: h.admin(h.list)},
+		{Method: http.MethodGet, Path: "/v1/cluster/moves", Handle: h.admin(h.moves)},
+		{Method: http.MethodGet, Path: "/v1/cluster/events", Handle: h.admin(h.events)},
+	}
 }
 
 type clusterHandlers struct {
 	members MemberLister
+	store   ClusterReader
 	log     *zap.Logger
+}
+
+// admin serves next to admins only (403 "admin privileges required").
+func (h *clusterHandlers) admin(next gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if allow(c, h.log, access.Request{Op: access.OpAdmin}) {
+			next(c)
+		}
+	}
 }
 
 // memberBody is one member of the listing.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"github.com/narad/narad/adapters/fake"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func (s stubMembers) List(context.Context) ([]membership.MemberView, error) { re
 // Raft configuration cannot be read.
 func TestClusterMembersRoute(t *testing.T) {
 	views := []membership.MemberView{{ID: "n1", Addr: "10.0.0.1:7942", Status: "alive", OwnedPartitions: 6, Voter: true, Leader: true, HeartbeatAgeSeconds: 2}}
-	e := NewEngine(zap.NewNop(), ClusterRoutes(stubMembers{views: views}, zap.NewNop())...)
+	e := NewEngine(zap.NewNop(), ClusterRoutes(stubMembers{views: views}, fake.NewMetaStore(), zap.NewNop())...)
 	rec := serve(e, "GET", "/v1/cluster/members", nil)
 	want := `{"members":[{"id":"n1","addr":"10.0.0.1:7942","status":"alive","draining":false,"owned_partitions":6,"outbound_moves":0,"voter":true,"leader":true,"heartbeat_age_seconds":2}]}` + "\n"
 	if rec.Code != 200 || rec.Body.String() != want {
@@ -38,7 +39,7 @@ func TestClusterMembersRoute(t *testing.T) {
 			t.Errorf("%s: %d %s", q, rec.Code, rec.Body.String())
 		}
 	}
-	down := NewEngine(zap.NewNop(), ClusterRoutes(stubMembers{err: fmt.Errorf("x: %w", domain.ErrUnavailable)}, zap.NewNop())...)
+	down := NewEngine(zap.NewNop(), ClusterRoutes(stubMembers{err: fmt.Errorf("x: %w", domain.ErrUnavailable)}, fake.NewMetaStore(), zap.NewNop())...)
 	if rec := serve(down, "GET", "/v1/cluster/members", nil); rec.Code != 503 {
 		t.Fatalf("no leader: %d %s", rec.Code, rec.Body.String())
 	}

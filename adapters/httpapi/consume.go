@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"github.com/narad/narad/domain/access"
 	"net/http"
 	"strconv"
 	"time"
@@ -29,11 +30,11 @@ type consumeRoutes struct {
 // and replay modes, api.md §2.14) and POST /v1/topics/:topic/ack (single
 // and batch ack, extend and nack, api.md §2.15). maxWait is
 // http.max_consume_wait. identity names who a request counts against for
-// the per-identity consume cap (the authenticated user); nil counts by the
-// client's IP address, as with security off.
+// the per-identity consume cap; nil counts by the authenticated user (the
+// client's IP address with security off).
 func ConsumeRoutes(svc *consume.Service, log *zap.Logger, maxWait time.Duration, identity func(*gin.Context) string) []Route {
 	if identity == nil {
-		identity = func(c *gin.Context) string { return c.RemoteIP() }
+		identity = func(c *gin.Context) string { return principalOf(c).Name }
 	}
 	r := &consumeRoutes{svc: svc, log: log, maxWait: maxWait, identity: identity}
 	return []Route{
@@ -43,13 +44,16 @@ func ConsumeRoutes(svc *consume.Service, log *zap.Logger, maxWait time.Duration,
 }
 
 func (r *consumeRoutes) consume(c *gin.Context) {
+	if !allow(c, r.log, access.Request{Op: access.OpConsume, Topic: access.Topic{Name: c.Param("topic")}}) {
+		return
+	}
 	p, err := parseConsumeQuery(c.Request.URL.RawQuery, c.GetHeader(clientHeader) != "")
 	if err != nil {
 		respondError(c, r.log, err)
 		return
 	}
 	req := consume.Request{Topic: c.Param("topic"), Partition: p.partition, Offset: p.offset, Max: p.max,
-		Identity: r.identity(c), LocalOnly: p.localOnly}
+		Identity: r.identity(c), ForwardIdentity: forwardIdentity(c), LocalOnly: p.localOnly}
 	req.Mode, req.Pinned = consumeModeOf(p)
 	if req.Mode != consume.ModeReplay && !p.localOnly {
 		req.Wait = r.clampWait(c, p.wait)
@@ -143,4 +147,13 @@ func envelopeCapacity(d domain.Delivery) int {
 func writeJSONBody(c *gin.Context, body []byte) {
 	c.Header("Content-Length", strconv.Itoa(len(body)))
 	c.Data(http.StatusOK, "application/json", body)
+}
+
+// forwardIdentity is the user a consume forwarded to another owner acts for
+// there (its consume cap keys on it); empty with security off.
+func forwardIdentity(c *gin.Context) string {
+	if p := principalOf(c); p.Secured() {
+		return p.Name
+	}
+	return ""
 }

@@ -46,6 +46,12 @@ var errorTable = []outcome{
 	{domain.ErrClosed, http.StatusServiceUnavailable, "node is shutting down; retry"},
 	{domain.ErrTooManyConsumes, http.StatusTooManyRequests, ""},
 	{domain.ErrNotImplemented, http.StatusNotImplemented, ""},
+	{domain.ErrForbidden, http.StatusForbidden, ""},
+	{domain.ErrUnauthenticated, http.StatusUnauthorized, msgAuthRequired},
+	{domain.ErrAuthThrottled, http.StatusTooManyRequests, "too many failed authentication attempts"},
+	{domain.ErrAuthUnavailable, http.StatusInternalServerError, "authentication unavailable"},
+	{domain.ErrUserNotFound, http.StatusNotFound, "not found"},
+	{domain.ErrUserExists, http.StatusConflict, "already exists"},
 }
 
 // statusOf maps err to its status and message. A clientError carries its own;

@@ -43,6 +43,9 @@ func guard415(c *gin.Context) {
 
 // writeError sends the error body {"error":"<msg>"}\n with an exact length.
 func writeError(c *gin.Context, status int, msg string) {
+	if status == http.StatusForbidden {
+		c.Set(deniedKey, msg) // for the audit line of the denial
+	}
 	body := appendErrorBody(nil, msg)
 	c.Data(status, "application/json", body)
 }

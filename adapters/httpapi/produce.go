@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 	"io"
 	"net/http"
 
@@ -45,7 +46,7 @@ func ProduceRoutesWith(svc *produce.Service, log *zap.Logger, limits ProduceLimi
 		budget:    newBodyBudget(limits.MaxBatchBodyBytesInFlight),
 	}
 	if h.identity == nil {
-		h.identity = func(c *gin.Context) string { return c.RemoteIP() }
+		h.identity = func(c *gin.Context) string { return principalOf(c).Name }
 	}
 	if h.rejected == nil {
 		h.rejected = func() {}
@@ -59,6 +60,9 @@ func ProduceRoutesWith(svc *produce.Service, log *zap.Logger, limits ProduceLimi
 // single stores the raw body as one message and answers 202 with an empty
 // body once it is durable. It counts as one produce in flight throughout.
 func (h *produceHandlers) single(c *gin.Context) {
+	if !allow(c, h.log, access.Request{Op: access.OpProduce, Topic: access.Topic{Name: c.Param("topic")}}) {
+		return
+	}
 	q, err := parseProduceQuery(c.Request.URL.RawQuery)
 	if err != nil {
 		respondError(c, h.log, err)
@@ -91,6 +95,9 @@ func (h *produceHandlers) single(c *gin.Context) {
 // while its body is read, then as its message count (clamped to the cap);
 // a body over 1 MiB holds its share of the node's budget until answered.
 func (h *produceHandlers) batch(c *gin.Context) {
+	if !allow(c, h.log, access.Request{Op: access.OpProduce, Topic: access.Topic{Name: c.Param("topic")}}) {
+		return
+	}
 	if err := refuseBatchQuery(c.Request.URL.RawQuery); err != nil {
 		respondError(c, h.log, err)
 		return

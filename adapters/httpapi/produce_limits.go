@@ -16,7 +16,8 @@ type ProduceLimits struct {
 	// bytes batch bodies over 1 MiB may hold at once on this node; 0 is no cap.
 	MaxBatchBodyBytesInFlight int64
 	// Identity names who a produce counts against (the authenticated user);
-	// nil counts by the client's IP address, as with security off.
+	// nil counts by the authenticated user (the client's IP address with
+	// security off).
 	Identity func(*gin.Context) string
 	// BudgetRejected, when set, is called once per batch answered 503
 	// because the budget was full (narad_http_batch_body_budget_rejections_total).

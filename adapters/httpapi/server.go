@@ -19,7 +19,8 @@ type Route struct {
 	Handle gin.HandlerFunc
 }
 
-// NewEngine builds the client-facing router: the 415 guard before routing,
+// NewEngine builds the client-facing router: authentication and the 415
+// guard before routing (so 401 comes before 415, and 415 before 404/405),
 // panics answered 500 and logged, plain-text 404 and 405 (with Allow) as the
 // v3 server's multiplexer answered them (api.md §0.4), then the routes.
 func NewEngine(log *zap.Logger, routes ...Route) *gin.Engine {
@@ -31,6 +32,9 @@ type EngineOptions struct {
 	Log *zap.Logger
 	// Metrics, when set, records every request (api.md §7 narad_http_*).
 	Metrics HTTPMetrics
+	// Security says how clients authenticate; the zero value is security
+	// off (every request acts as root under its client address).
+	Security Security
 }
 
 // NewEngineWith is NewEngine with request metrics.
@@ -44,7 +48,7 @@ func NewEngineWith(o EngineOptions, routes ...Route) *gin.Engine {
 	if o.Metrics != nil {
 		e.Use(observe(o.Metrics))
 	}
-	e.Use(recoverer(log), guard415)
+	e.Use(recoverer(log), authenticate(o.Security, log), guard415)
 	for _, r := range routes {
 		e.Handle(r.Method, r.Path, r.Handle)
 		if r.Method == http.MethodGet {

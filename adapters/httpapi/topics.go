@@ -19,8 +19,9 @@ import (
 const topicBodyMaxBytes = 1 << 20
 
 // TopicRoutes serves routes 4-9 of the route table (api.md §1, §2.4-2.9.1).
-// Security (credentials, grants, ownership) is not applied yet, and owner
-// stays empty.
+// The caller's grants and ownership are judged by the use case on the
+// records it reads; owner is the authenticated creator (a client-supplied
+// owner is ignored).
 func TopicRoutes(svc *topics.Service, log *zap.Logger) []Route {
 	h := &topicHandlers{svc: svc, log: log}
 	return []Route{
@@ -108,7 +109,7 @@ func (h *topicHandlers) create(c *gin.Context) {
 		return
 	}
 	req := topics.CreateRequest{
-		Name: b.Name, Partitions: b.Partitions, RetentionMs: b.RetentionMs, VisibilityMs: b.VisibilityMs,
+		Caller: principalOf(c), Name: b.Name, Partitions: b.Partitions, RetentionMs: b.RetentionMs, VisibilityMs: b.VisibilityMs,
 		MaxInFlight: b.MaxInFlight, MaxAckedAhead: b.MaxAckedAhead, Parent: b.Parent, FanoutDelayMs: b.FanoutDelayMs,
 	}
 	if len(b.Schema) > 0 && string(b.Schema) != "null" {
@@ -138,7 +139,7 @@ func (h *topicHandlers) list(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	page, err := h.svc.List(c.Request.Context(), token, limit)
+	page, err := h.svc.List(c.Request.Context(), principalOf(c), token, limit)
 	if err != nil {
 		if status, _ := statusOf(err); status >= http.StatusInternalServerError && status != http.StatusServiceUnavailable {
 			h.log.Error("list topics failed", zap.Error(err))
@@ -173,7 +174,7 @@ func listParams(q query) (limit int, token string, err error) {
 }
 
 func (h *topicHandlers) describe(c *gin.Context) {
-	req := topics.DescribeRequest{Name: c.Param("topic")}
+	req := topics.DescribeRequest{Caller: principalOf(c), Name: c.Param("topic")}
 	q, err := parseQuery(c.Request.URL.RawQuery)
 	if err == nil {
 		req.Partition, req.HasPartition, err = partitionParam(q)
@@ -210,7 +211,7 @@ func (h *topicHandlers) alter(c *gin.Context) {
 		return
 	}
 	req := topics.AlterRequest{
-		Name: c.Param("topic"), RetentionMs: b.RetentionMs, MaxInFlight: b.MaxInFlight,
+		Caller: principalOf(c), Name: c.Param("topic"), RetentionMs: b.RetentionMs, MaxInFlight: b.MaxInFlight,
 		MaxAckedAhead: b.MaxAckedAhead, Partitions: b.Partitions, SchemaBaseVersion: b.SchemaBaseVersion,
 	}
 	if b.Schema != nil {
@@ -234,7 +235,7 @@ func (h *topicHandlers) delete(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	got, err := h.svc.Delete(c.Request.Context(), c.Param("topic"))
+	got, err := h.svc.Delete(c.Request.Context(), principalOf(c), c.Param("topic"))
 	if err != nil {
 		respondError(c, h.log, err)
 		return
@@ -261,7 +262,7 @@ func flagParam(q query, name string) error {
 }
 
 func (h *topicHandlers) schema(c *gin.Context) {
-	hist, err := h.svc.SchemaHistory(c.Request.Context(), c.Param("topic"))
+	hist, err := h.svc.SchemaHistory(c.Request.Context(), principalOf(c), c.Param("topic"))
 	if err != nil {
 		respondError(c, h.log, err)
 		return

@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -11,6 +12,8 @@ import (
 // AlterRequest is a PATCH as the client sent it (api.md §2.8): nil fields
 // are left alone. Schema is the raw document (nil when absent).
 type AlterRequest struct {
+	// Caller is who asks: the topic's owner or an admin.
+	Caller            access.Principal
 	Name              string
 	RetentionMs       *int64
 	MaxInFlight       *int64
@@ -36,8 +39,11 @@ func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) 
 	}
 	unlock := s.names.lock(req.Name)
 	defer unlock()
-	before, err := s.readTopic(req.Name)
+	before, err := s.readCaughtUp(ctx, req.Name)
 	if err != nil {
+		return Altered{}, err
+	}
+	if err := mayModify(req.Caller, before); err != nil {
 		return Altered{}, err
 	}
 	var out Altered
@@ -86,6 +92,9 @@ func checkAlterRequest(req AlterRequest) error {
 func (s *Service) alterConfig(ctx context.Context, req AlterRequest) (meta.Topic, error) {
 	for attempt := 1; ; attempt++ {
 		t, err := s.readTopic(req.Name)
+		if err == nil {
+			err = mayModify(req.Caller, t) // a recreated incarnation is judged again
+		}
 		if err != nil {
 			return meta.Topic{}, err
 		}
@@ -93,7 +102,7 @@ func (s *Service) alterConfig(ctx context.Context, req AlterRequest) (meta.Topic
 		if u == nil {
 			return t, groupErr
 		}
-		res, err := s.proposeUpdate(ctx, t, *u)
+		res, err := s.proposeUpdate(ctx, req.Caller.Name, t, *u)
 		if err != nil {
 			return meta.Topic{}, err
 		}
@@ -166,12 +175,12 @@ func (s *Service) checkGrowth(t meta.Topic, n int64) error {
 
 // proposeUpdate proposes u on incarnation t.ID (the legacy unconditional
 // entry for a topic older than incarnation ids).
-func (s *Service) proposeUpdate(ctx context.Context, t meta.Topic, u meta.UpdateTopic) (meta.Result, error) {
+func (s *Service) proposeUpdate(ctx context.Context, actor string, t meta.Topic, u meta.UpdateTopic) (meta.Result, error) {
 	var ev meta.Event = &meta.UpdateTopicIf{UpdateTopic: u, ID: t.ID}
 	if t.ID == "" {
 		ev = &u
 	}
-	applied, err := s.store.Propose(ctx, s.envelope(ev))
+	applied, err := s.store.Propose(ctx, s.envelope(actor, ev))
 	if err != nil {
 		return meta.Result{}, proposeFailure(err)
 	}

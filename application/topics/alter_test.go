@@ -26,17 +26,17 @@ func (f *fixture) alter(t *testing.T, req topics.AlterRequest) meta.Topic {
 func TestAlterConfig(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "t", MaxInFlight: 5})
-	if got := f.alter(t, topics.AlterRequest{Name: "t", RetentionMs: ptr(int64(7_200_000))}); got.RetentionMs != 7_200_000 || got.MaxInFlight != 5 {
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "t", MaxInFlight: 5})
+	if got := f.alter(t, topics.AlterRequest{Caller: anyone, Name: "t", RetentionMs: ptr(int64(7_200_000))}); got.RetentionMs != 7_200_000 || got.MaxInFlight != 5 {
 		t.Fatalf("retention: %+v", got)
 	}
-	if got := f.alter(t, topics.AlterRequest{Name: "t", RetentionMs: ptr(int64(0))}); got.RetentionMs != 0 {
+	if got := f.alter(t, topics.AlterRequest{Caller: anyone, Name: "t", RetentionMs: ptr(int64(0))}); got.RetentionMs != 0 {
 		t.Fatalf("keep forever: %+v", got)
 	}
-	if got := f.alter(t, topics.AlterRequest{Name: "t", MaxInFlight: ptr(int64(0))}); got.MaxInFlight != 1024 {
+	if got := f.alter(t, topics.AlterRequest{Caller: anyone, Name: "t", MaxInFlight: ptr(int64(0))}); got.MaxInFlight != 1024 {
 		t.Fatalf("cap back to default: %+v", got)
 	}
-	got := f.alter(t, topics.AlterRequest{Name: "t", Partitions: ptr(int64(6)), MaxAckedAhead: ptr(int64(7))})
+	got := f.alter(t, topics.AlterRequest{Caller: anyone, Name: "t", Partitions: ptr(int64(6)), MaxAckedAhead: ptr(int64(7))})
 	if got.Partitions != 6 || got.MaxAckedAhead != 7 || got.VisibilityTimeoutMs != 30_000 {
 		t.Fatalf("grow: %+v", got)
 	}
@@ -50,23 +50,23 @@ func TestAlterConfig(t *testing.T) {
 func TestAlterRefusals(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "t", Partitions: 4})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "t", Partitions: 4})
 	cases := []struct {
 		name string
 		req  topics.AlterRequest
 		err  error
 		msg  string
 	}{
-		{"nothing", topics.AlterRequest{Name: "t"}, domain.ErrInvalidArgument, "at least one of partitions, retention_ms, max_*_per_partition, or schema is required"},
-		{"same_partitions", topics.AlterRequest{Name: "t", Partitions: ptr(int64(4))}, domain.ErrInvalidArgument, "invalid argument: new partition count (4) must be greater than current (4); decrease is not supported"},
-		{"shrink", topics.AlterRequest{Name: "t", Partitions: ptr(int64(3))}, domain.ErrInvalidArgument, ""},
-		{"above_max", topics.AlterRequest{Name: "t", Partitions: ptr(int64(109))}, domain.ErrInvalidArgument, "invalid argument: partitions (109) exceeds topic.max_partitions (108)"},
-		{"negative_partitions", topics.AlterRequest{Name: "t", Partitions: ptr(int64(-1))}, domain.ErrInvalidArgument, "partitions must be > 0"},
-		{"negative_retention", topics.AlterRequest{Name: "t", RetentionMs: ptr(int64(-100))}, domain.ErrInvalidArgument, ""},
-		{"retention_floor", topics.AlterRequest{Name: "t", RetentionMs: ptr(int64(1_800_000))}, domain.ErrInvalidArgument, "invalid argument: retention_ms (1800000) is below the minimum of 3600000 (1 hour)"},
-		{"negative_cap", topics.AlterRequest{Name: "t", MaxAckedAhead: ptr(int64(-1))}, domain.ErrInvalidArgument, "max_acked_ahead_per_partition must be >= 0 (0 = use default)"},
-		{"null_schema", topics.AlterRequest{Name: "t", Schema: []byte("null")}, domain.ErrInvalidArgument, ""},
-		{"missing", topics.AlterRequest{Name: "missing", RetentionMs: ptr(int64(0))}, domain.ErrTopicNotFound, ""},
+		{"nothing", topics.AlterRequest{Caller: anyone, Name: "t"}, domain.ErrInvalidArgument, "at least one of partitions, retention_ms, max_*_per_partition, or schema is required"},
+		{"same_partitions", topics.AlterRequest{Caller: anyone, Name: "t", Partitions: ptr(int64(4))}, domain.ErrInvalidArgument, "invalid argument: new partition count (4) must be greater than current (4); decrease is not supported"},
+		{"shrink", topics.AlterRequest{Caller: anyone, Name: "t", Partitions: ptr(int64(3))}, domain.ErrInvalidArgument, ""},
+		{"above_max", topics.AlterRequest{Caller: anyone, Name: "t", Partitions: ptr(int64(109))}, domain.ErrInvalidArgument, "invalid argument: partitions (109) exceeds topic.max_partitions (108)"},
+		{"negative_partitions", topics.AlterRequest{Caller: anyone, Name: "t", Partitions: ptr(int64(-1))}, domain.ErrInvalidArgument, "partitions must be > 0"},
+		{"negative_retention", topics.AlterRequest{Caller: anyone, Name: "t", RetentionMs: ptr(int64(-100))}, domain.ErrInvalidArgument, ""},
+		{"retention_floor", topics.AlterRequest{Caller: anyone, Name: "t", RetentionMs: ptr(int64(1_800_000))}, domain.ErrInvalidArgument, "invalid argument: retention_ms (1800000) is below the minimum of 3600000 (1 hour)"},
+		{"negative_cap", topics.AlterRequest{Caller: anyone, Name: "t", MaxAckedAhead: ptr(int64(-1))}, domain.ErrInvalidArgument, "max_acked_ahead_per_partition must be >= 0 (0 = use default)"},
+		{"null_schema", topics.AlterRequest{Caller: anyone, Name: "t", Schema: []byte("null")}, domain.ErrInvalidArgument, ""},
+		{"missing", topics.AlterRequest{Caller: anyone, Name: "missing", RetentionMs: ptr(int64(0))}, domain.ErrTopicNotFound, ""},
 	}
 	for _, tc := range cases {
 		_, err := f.svc.Alter(context.Background(), tc.req)
@@ -83,13 +83,13 @@ func TestAlterRefusals(t *testing.T) {
 func TestAlterGroupsNotAtomic(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "t", Partitions: 4})
-	_, err := f.svc.Alter(context.Background(), topics.AlterRequest{Name: "t", RetentionMs: ptr(int64(7_200_000)), Partitions: ptr(int64(2))})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "t", Partitions: 4})
+	_, err := f.svc.Alter(context.Background(), topics.AlterRequest{Caller: anyone, Name: "t", RetentionMs: ptr(int64(7_200_000)), Partitions: ptr(int64(2))})
 	wantRefusal(t, err, domain.ErrInvalidArgument, "")
 	if got, _, _ := f.store.Topic("t"); got.RetentionMs != 7_200_000 {
 		t.Fatalf("retention not applied before the failing group: %+v", got)
 	}
-	_, err = f.svc.Alter(context.Background(), topics.AlterRequest{Name: "t", Partitions: ptr(int64(8)), Schema: []byte(`{"type":"fake-refuse"}`)})
+	_, err = f.svc.Alter(context.Background(), topics.AlterRequest{Caller: anyone, Name: "t", Partitions: ptr(int64(8)), Schema: []byte(`{"type":"fake-refuse"}`)})
 	wantRefusal(t, err, domain.ErrInvalidArgument, "")
 	if got, _, _ := f.store.Topic("t"); got.Partitions != 8 {
 		t.Fatalf("partitions not applied before the failing schema: %+v", got)
@@ -140,8 +140,8 @@ func TestCompareAndSetRetriesOnce(t *testing.T) {
 		racing := &racingStore{MetaStore: f.meta, races: races}
 		f.store = racing
 		f.build(t)
-		f.create(t, topics.CreateRequest{Name: "t"})
-		_, err := f.svc.Alter(context.Background(), topics.AlterRequest{Name: "t", RetentionMs: ptr(int64(0))})
+		f.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
+		_, err := f.svc.Alter(context.Background(), topics.AlterRequest{Caller: anyone, Name: "t", RetentionMs: ptr(int64(0))})
 		if races == 1 && err != nil {
 			t.Fatalf("one race: %v", err)
 		}
@@ -149,7 +149,7 @@ func TestCompareAndSetRetriesOnce(t *testing.T) {
 			t.Fatalf("two races: %v", err)
 		}
 		racing.races = races
-		_, err = f.svc.Delete(context.Background(), "t")
+		_, err = f.svc.Delete(context.Background(), anyone, "t")
 		if races == 1 && err != nil {
 			t.Fatalf("delete, one race: %v", err)
 		}

@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -10,6 +11,8 @@ import (
 
 // AttachRequest links an existing topic under a parent (api.md §2.10.1).
 type AttachRequest struct {
+	// Caller is who asks: the owner of both topics, or an admin.
+	Caller  access.Principal
 	Parent  string
 	Child   string
 	DelayMs int64
@@ -63,6 +66,10 @@ func (s *Service) attachOnce(ctx context.Context, req AttachRequest) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	err = access.Decide(req.Caller, access.Request{Op: access.OpAttach, Parent: accessTopic(parent), Child: accessTopic(child)})
+	if err != nil {
+		return false, err
+	}
 	lr := linkReq{parent: parent, child: child, delayMs: req.DelayMs}
 	if err := s.checkLinkable(lr); err != nil {
 		return false, err
@@ -79,7 +86,7 @@ func (s *Service) attachOnce(ctx context.Context, req AttachRequest) (bool, erro
 		AttachChild: meta.AttachChild{Parent: parent.Name, Child: child.Name, Epoch: epoch, DelayMs: req.DelayMs, Offsets: offsets},
 		ParentID:    parent.ID, ChildID: child.ID,
 	}
-	applied, err := s.store.Propose(ctx, s.envelope(ev))
+	applied, err := s.store.Propose(ctx, s.envelope(req.Caller.Name, ev))
 	if err != nil {
 		return false, proposeFailure(err)
 	}
@@ -115,7 +122,7 @@ func (s *Service) raceRefusal(lr linkReq, detail string) error {
 // child keeps its records and schema history and becomes standalone. A
 // missing topic, or two topics that are not linked, answer
 // domain.ErrTopicNotFound.
-func (s *Service) Detach(ctx context.Context, parentName, childName string) error {
+func (s *Service) Detach(ctx context.Context, caller access.Principal, parentName, childName string) error {
 	unlock := s.names.lock(childName)
 	defer unlock()
 	for range casAttempts {
@@ -127,11 +134,15 @@ func (s *Service) Detach(ctx context.Context, parentName, childName string) erro
 		if err != nil {
 			return err
 		}
+		err = access.Decide(caller, access.Request{Op: access.OpDetach, Parent: accessTopic(parent), Child: accessTopic(child)})
+		if err != nil {
+			return err
+		}
 		if child.Parent != parent.Name {
 			return domain.ErrTopicNotFound
 		}
 		ev := &meta.DetachChildIf{DetachChild: meta.DetachChild{Parent: parent.Name, Child: child.Name}, ParentID: parent.ID, ChildID: child.ID}
-		applied, err := s.store.Propose(ctx, s.envelope(ev))
+		applied, err := s.store.Propose(ctx, s.envelope(caller.Name, ev))
 		if err != nil {
 			return proposeFailure(err)
 		}

@@ -2,6 +2,7 @@ package topics
 
 import (
 	"context"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -50,8 +51,11 @@ type ChildLag struct {
 //
 // A remote child's stub is listed with nothing reported (lag 0,
 // incomplete) until the remote link's state is read here.
-func (s *Service) ListChildren(ctx context.Context, parent string) (Children, error) {
+func (s *Service) ListChildren(ctx context.Context, caller access.Principal, parent string) (Children, error) {
 	t, err := s.readTopic(parent)
+	if err == nil {
+		err = mayRead(caller, t)
+	}
 	if err != nil {
 		return Children{}, err
 	}

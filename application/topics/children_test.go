@@ -67,7 +67,7 @@ func (f *lagFixture) at(node string, i int32, hwm int64) domain.PartitionRef {
 
 func (f *lagFixture) list(t *testing.T) topics.Children {
 	t.Helper()
-	got, err := f.svc.ListChildren(context.Background(), "p")
+	got, err := f.svc.ListChildren(context.Background(), anyone, "p")
 	if err != nil {
 		t.Fatalf("list children: %v", err)
 	}
@@ -197,12 +197,12 @@ func TestChildrenOfStandaloneAndChildAreEmpty(t *testing.T) {
 	f.child(t, "c", "00000000000000e1", 0)
 	f.propose(t, &meta.CreateTopic{Name: "alone", ID: "00000000000000b1", Partitions: 3, VisibilityTimeoutMs: 1, MaxInFlight: 1, MaxAckedAhead: 1})
 	for _, name := range []string{"alone", "c"} {
-		got, err := f.svc.ListChildren(context.Background(), name)
+		got, err := f.svc.ListChildren(context.Background(), anyone, name)
 		if err != nil || got.Parent != name || got.Children == nil || len(got.Children) != 0 {
 			t.Fatalf("%s: %+v, %v", name, got, err)
 		}
 	}
-	_, err := f.svc.ListChildren(context.Background(), "missing")
+	_, err := f.svc.ListChildren(context.Background(), anyone, "missing")
 	wantRefusal(t, err, domain.ErrTopicNotFound, "")
 }
 
@@ -288,7 +288,7 @@ func TestChildrenCallerGivesUp(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan topics.Children, 1)
 	go func() {
-		got, err := f.svc.ListChildren(ctx, "p")
+		got, err := f.svc.ListChildren(ctx, anyone, "p")
 		if err != nil {
 			t.Errorf("list children: %v", err)
 		}

@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 	"strings"
 
 	"github.com/narad/narad/domain"
@@ -13,6 +14,9 @@ import (
 // numbers mean the server default; RetentionMs nil means the default and a
 // pointer to 0 keeps records forever.
 type CreateRequest struct {
+	// Caller is who asks: it needs create on Name (and, with Parent, to
+	// manage the parent), and becomes the topic's owner.
+	Caller        access.Principal
 	Name          string
 	Partitions    int64
 	RetentionMs   *int64
@@ -36,6 +40,9 @@ type Created struct {
 // Create validates req, proposes the topic with its first schema, then
 // places its partitions when this node leads.
 func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error) {
+	if err := s.mayCreate(ctx, req); err != nil {
+		return Created{}, err
+	}
 	ev, err := s.createEntry(req)
 	if err != nil {
 		return Created{}, err
@@ -48,7 +55,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	if req.Parent != "" {
 		err = s.proposeChild(ctx, req, ev)
 	} else {
-		err = s.proposeCreate(ctx, ev)
+		err = s.proposeCreate(ctx, req.Caller.Name, ev)
 	}
 	if err != nil {
 		return Created{}, err
@@ -61,8 +68,8 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 }
 
 // proposeCreate proposes a standalone topic and maps its refusal.
-func (s *Service) proposeCreate(ctx context.Context, ev *meta.CreateTopicWith) error {
-	applied, err := s.store.Propose(ctx, s.envelope(ev))
+func (s *Service) proposeCreate(ctx context.Context, actor string, ev *meta.CreateTopicWith) error {
+	applied, err := s.store.Propose(ctx, s.envelope(actor, ev))
 	if err != nil {
 		return proposeFailure(err)
 	}
@@ -88,7 +95,7 @@ func (s *Service) createEntry(req CreateRequest) (*meta.CreateTopicWith, error) 
 	}
 	d := s.defaults
 	c := meta.CreateTopic{
-		Name: req.Name, ID: id,
+		Name: req.Name, ID: id, Owner: req.Caller.Owner(),
 		Partitions:          int32(orDefault(req.Partitions, int64(d.Partitions))), // a child's default is its parent's: proposeChild
 		RetentionMs:         d.RetentionMs,
 		VisibilityTimeoutMs: orDefault(req.VisibilityMs, d.VisibilityMs),

@@ -21,6 +21,9 @@ func (s *Service) proposeChild(ctx context.Context, req CreateRequest, ev *meta.
 		if err != nil {
 			return err
 		}
+		if err := mayModify(req.Caller, parent); err != nil {
+			return err
+		}
 		spec, err := s.childSpec(ctx, req, parent)
 		if err != nil {
 			return err
@@ -30,7 +33,7 @@ func (s *Service) proposeChild(ctx context.Context, req CreateRequest, ev *meta.
 		if req.Partitions == 0 {
 			entry.Partitions = parent.Partitions
 		}
-		applied, err := s.store.Propose(ctx, s.envelope(&entry))
+		applied, err := s.store.Propose(ctx, s.envelope(req.Caller.Name, &entry))
 		if err != nil {
 			return proposeFailure(err)
 		}

@@ -21,10 +21,10 @@ import (
 func TestCreateAsChildRecordsTheAttachPoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	p := f.create(t, topics.CreateRequest{Name: "rp"})
+	p := f.create(t, topics.CreateRequest{Caller: anyone, Name: "rp"})
 	f.commit(t, p, 0, 5)
 	f.commit(t, p, 2, 2)
-	c := f.create(t, topics.CreateRequest{Name: "rc", Parent: "rp"})
+	c := f.create(t, topics.CreateRequest{Caller: anyone, Name: "rc", Parent: "rp"})
 	if c.Role() != meta.RoleChild || c.Parent != "rp" || c.Partitions != 3 || !idPattern.MatchString(c.AttachEpoch) {
 		t.Fatalf("child view %+v", c)
 	}
@@ -42,11 +42,11 @@ func TestCreateAsChildRecordsTheAttachPoint(t *testing.T) {
 func TestCreateAsChildPartitionsAndDelay(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "p6", Partitions: 6})
-	if c := f.create(t, topics.CreateRequest{Name: "c6", Parent: "p6"}); c.Partitions != 6 || len(c.AttachOffsets) != 6 {
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "p6", Partitions: 6})
+	if c := f.create(t, topics.CreateRequest{Caller: anyone, Name: "c6", Parent: "p6"}); c.Partitions != 6 || len(c.AttachOffsets) != 6 {
 		t.Fatalf("default partitions: %+v", c)
 	}
-	if c := f.create(t, topics.CreateRequest{Name: "c4", Parent: "p6", Partitions: 4, FanoutDelayMs: 1500}); c.Partitions != 4 || c.FanoutDelayMs != 1500 {
+	if c := f.create(t, topics.CreateRequest{Caller: anyone, Name: "c4", Parent: "p6", Partitions: 4, FanoutDelayMs: 1500}); c.Partitions != 4 || c.FanoutDelayMs != 1500 {
 		t.Fatalf("explicit partitions and delay: %+v", c)
 	}
 }
@@ -56,20 +56,20 @@ func TestCreateAsChildPartitionsAndDelay(t *testing.T) {
 func TestCreateAsChildRefusals(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "p"})
-	f.create(t, topics.CreateRequest{Name: "c", Parent: "p"})
-	f.create(t, topics.CreateRequest{Name: "short", RetentionMs: ptr(int64(7_200_000))})
-	f.create(t, topics.CreateRequest{Name: "plain"})
-	f.create(t, topics.CreateRequest{Name: "typed", Schema: []byte(`{"type":"object","required":["a"]}`)})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "p"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "c", Parent: "p"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "short", RetentionMs: ptr(int64(7_200_000))})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "plain"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "typed", Schema: []byte(`{"type":"object","required":["a"]}`)})
 	for _, tc := range []struct {
 		name   string
 		req    topics.CreateRequest
 		prefix string
 	}{
-		{"under_a_child", topics.CreateRequest{Name: "g", Parent: "c"}, "fan-out role conflict: "},
-		{"delay_over_retention", topics.CreateRequest{Name: "d", Parent: "short", FanoutDelayMs: 3_600_001}, "delay exceeds what the parent's retention can buffer"},
-		{"schema_under_schemaless", topics.CreateRequest{Name: "s1", Parent: "plain", Schema: []byte(`{"type":"object"}`)}, "child schema incompatible with parent: "},
-		{"different_schema", topics.CreateRequest{Name: "s2", Parent: "typed", Schema: []byte(`{"type":"object"}`)}, "child schema incompatible with parent: "},
+		{"under_a_child", topics.CreateRequest{Caller: anyone, Name: "g", Parent: "c"}, "fan-out role conflict: "},
+		{"delay_over_retention", topics.CreateRequest{Caller: anyone, Name: "d", Parent: "short", FanoutDelayMs: 3_600_001}, "delay exceeds what the parent's retention can buffer"},
+		{"schema_under_schemaless", topics.CreateRequest{Caller: anyone, Name: "s1", Parent: "plain", Schema: []byte(`{"type":"object"}`)}, "child schema incompatible with parent: "},
+		{"different_schema", topics.CreateRequest{Caller: anyone, Name: "s2", Parent: "typed", Schema: []byte(`{"type":"object"}`)}, "child schema incompatible with parent: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := f.svc.Create(context.Background(), tc.req)
@@ -82,7 +82,7 @@ func TestCreateAsChildRefusals(t *testing.T) {
 			}
 		})
 	}
-	if c := f.create(t, topics.CreateRequest{Name: "d2", Parent: "short", FanoutDelayMs: 1500}); c.FanoutDelayMs != 1500 {
+	if c := f.create(t, topics.CreateRequest{Caller: anyone, Name: "d2", Parent: "short", FanoutDelayMs: 1500}); c.FanoutDelayMs != 1500 {
 		t.Fatalf("a delay the retention buffers: %+v", c)
 	}
 }
@@ -93,12 +93,12 @@ func TestCreateAsChildRefusals(t *testing.T) {
 func TestCreateAsChildSchemas(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "typed", Schema: []byte(`{"type":"object","required":["a"]}`)})
-	f.create(t, topics.CreateRequest{Name: "adopts", Parent: "typed"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "typed", Schema: []byte(`{"type":"object","required":["a"]}`)})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "adopts", Parent: "typed"})
 	if d := f.describe(t, "adopts"); d.SchemaVersion != 1 || string(d.Schema) != `{"type":"object","required":["a"]}` {
 		t.Fatalf("adopted schema v%d %s", d.SchemaVersion, d.Schema)
 	}
-	f.create(t, topics.CreateRequest{Name: "same", Parent: "typed", Schema: []byte(`{ "required": ["a"], "type": "object" }`)})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "same", Parent: "typed", Schema: []byte(`{ "required": ["a"], "type": "object" }`)})
 }
 
 // Ensure that the 109th child is refused (conformance 84's limit, through
@@ -106,11 +106,11 @@ func TestCreateAsChildSchemas(t *testing.T) {
 func TestCreateAsChildLimit(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "p"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "p"})
 	for i := range meta.ChildrenMaxCount {
-		f.create(t, topics.CreateRequest{Name: fmt.Sprintf("c%03d", i), Parent: "p"})
+		f.create(t, topics.CreateRequest{Caller: anyone, Name: fmt.Sprintf("c%03d", i), Parent: "p"})
 	}
-	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "one-more", Parent: "p"})
+	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "one-more", Parent: "p"})
 	var r *domain.Refusal
 	if !errors.Is(err, domain.ErrConflict) || !errors.As(err, &r) || !strings.HasPrefix(r.Detail, "parent has reached the maximum number of children: ") {
 		t.Fatalf("got %v", err)
@@ -122,7 +122,7 @@ func TestCreateAsChildLimit(t *testing.T) {
 func TestCreateAsChildMissingParent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "c", Parent: "nope"})
+	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "c", Parent: "nope"})
 	wantRefusal(t, err, domain.ErrTopicNotFound, "")
 	if _, ok, _ := f.store.Topic("c"); ok {
 		t.Fatal("the child was created")
@@ -137,13 +137,13 @@ func TestCreateAsChildAntiAffineWithRemoteOwners(t *testing.T) {
 	f := newFixture(t, "n1", "n2", "n3")
 	peers := fake.NewPeerStats()
 	f.rebuild(t, topics.WithPeerStats(peers))
-	rp := f.create(t, topics.CreateRequest{Name: "rp"})
+	rp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "rp"})
 	for p := range int32(3) {
 		if po, _, _ := f.store.Assignment("rp", p); po.Owner != self {
 			peers.Set(po.Owner, domain.PartitionRef{Topic: "rp", TopicID: domain.TopicID(rp.ID), Partition: p}, ports.LogStats{HighWatermark: 9})
 		}
 	}
-	c := f.create(t, topics.CreateRequest{Name: "rc", Parent: "rp"})
+	c := f.create(t, topics.CreateRequest{Caller: anyone, Name: "rc", Parent: "rp"})
 	for p := range int32(3) {
 		po, _, _ := f.store.Assignment("rp", p)
 		co, _, _ := f.store.Assignment("rc", p)
@@ -171,8 +171,8 @@ func TestCreateAsChildUnreadableAttachPoint(t *testing.T) {
 	peers := fake.NewPeerStats()
 	peers.Fail("n2", errors.New("no route"))
 	f.rebuild(t, topics.WithPeerStats(peers))
-	f.create(t, topics.CreateRequest{Name: "rp"})
-	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "rc", Parent: "rp"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "rp"})
+	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "rc", Parent: "rp"})
 	wantRefusal(t, err, domain.ErrUnavailable, "")
 	if _, ok, _ := f.store.Topic("rc"); ok {
 		t.Fatal("the child was created")
@@ -184,10 +184,10 @@ func TestCreateAsChildUnreadableAttachPoint(t *testing.T) {
 func TestCreateAsChildParentRecreated(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "p"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "p"})
 	f.store = &recreatingStore{MetadataStore: f.meta, t: t}
 	f.build(t)
-	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "c", Parent: "p"})
+	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "c", Parent: "p"})
 	wantRefusal(t, err, domain.ErrTopicChanged, "")
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -20,11 +21,14 @@ type Deleted struct {
 // Delete removes topic name's incarnation as read (retrying once if it was
 // recreated under the request), then purges this node's partitions of that
 // incarnation once the leader confirms it is gone.
-func (s *Service) Delete(ctx context.Context, name string) (Deleted, error) {
+func (s *Service) Delete(ctx context.Context, caller access.Principal, name string) (Deleted, error) {
 	unlock := s.names.lock(name)
 	defer unlock()
 	for attempt := 1; attempt <= casAttempts; attempt++ {
-		t, err := s.readTopic(name)
+		t, err := s.readCaughtUp(ctx, name)
+		if err == nil {
+			err = s.mayDelete(caller, t)
+		}
 		if err != nil {
 			return Deleted{}, err
 		}
@@ -32,7 +36,7 @@ func (s *Service) Delete(ctx context.Context, name string) (Deleted, error) {
 		if t.ID == "" {
 			ev = &meta.DeleteTopic{Name: name}
 		}
-		applied, err := s.store.Propose(ctx, s.envelope(ev))
+		applied, err := s.store.Propose(ctx, s.envelope(caller.Name, ev))
 		if err != nil {
 			return Deleted{}, proposeFailure(err)
 		}

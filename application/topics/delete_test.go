@@ -17,24 +17,24 @@ func TestDeleteThenRecreateIsEmpty(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	old := f.create(t, topics.CreateRequest{Name: "orders"})
+	old := f.create(t, topics.CreateRequest{Caller: anyone, Name: "orders"})
 	f.commit(t, old, 0, 5)
 	f.commit(t, old, 2, 1)
-	got, err := f.svc.Delete(ctx, "orders")
+	got, err := f.svc.Delete(ctx, anyone, "orders")
 	if err != nil || got.PurgeErr != nil || got.Topic.ID != old.ID {
 		t.Fatalf("delete: %+v %v", got, err)
 	}
-	if _, err := f.svc.Describe(ctx, topics.DescribeRequest{Name: "orders"}); !errors.Is(err, domain.ErrTopicNotFound) {
+	if _, err := f.svc.Describe(ctx, topics.DescribeRequest{Caller: anyone, Name: "orders"}); !errors.Is(err, domain.ErrTopicNotFound) {
 		t.Fatalf("describe after delete: %v", err)
 	}
-	if _, err := f.svc.Delete(ctx, "orders"); !errors.Is(err, domain.ErrTopicNotFound) {
+	if _, err := f.svc.Delete(ctx, anyone, "orders"); !errors.Is(err, domain.ErrTopicNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 	ref := domain.PartitionRef{Topic: "orders", TopicID: domain.TopicID(old.ID), Partition: 0}
 	if b, err := f.logs.Bounds(ref); err != nil || b.HighWatermark != 0 {
 		t.Fatalf("old incarnation's partition after purge: %+v %v", b, err)
 	}
-	fresh := f.create(t, topics.CreateRequest{Name: "orders"})
+	fresh := f.create(t, topics.CreateRequest{Caller: anyone, Name: "orders"})
 	if fresh.ID == old.ID {
 		t.Fatal("recreated topic kept the old id")
 	}
@@ -54,10 +54,10 @@ func TestDeleteThenRecreateIsEmpty(t *testing.T) {
 func TestDeleteKeepsDataWhenUnconfirmed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	tp := f.create(t, topics.CreateRequest{Name: "t"})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
 	f.commit(t, tp, 1, 2)
 	f.meta.FailBarrier(meta.ErrUnavailable)
-	got, err := f.svc.Delete(context.Background(), "t")
+	got, err := f.svc.Delete(context.Background(), anyone, "t")
 	if err != nil || !errors.Is(got.PurgeErr, meta.ErrUnavailable) {
 		t.Fatalf("delete: %+v %v", got, err)
 	}
@@ -72,19 +72,19 @@ func TestDeleteKeepsDataWhenUnconfirmed(t *testing.T) {
 func TestPurgeLeavesNewIncarnationAlone(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	old := f.create(t, topics.CreateRequest{Name: "t"})
+	old := f.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
 	f.commit(t, old, 0, 1)
 	f.propose(t, &meta.DeleteTopicIf{Name: "t", ID: old.ID})
-	fresh := f.create(t, topics.CreateRequest{Name: "t"})
+	fresh := f.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
 	f.commit(t, fresh, 0, 3)
-	if _, err := f.svc.Delete(context.Background(), "t"); err != nil {
+	if _, err := f.svc.Delete(context.Background(), anyone, "t"); err != nil {
 		t.Fatal(err)
 	}
 	// A late purge of the old incarnation (what a retried broadcast does).
 	if err := f.logs.Remove(domain.PartitionRef{Topic: "t", TopicID: domain.TopicID(old.ID), Partition: 0}); err != nil {
 		t.Fatal(err)
 	}
-	next := f.create(t, topics.CreateRequest{Name: "t"})
+	next := f.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
 	if next.ID == fresh.ID || next.ID == old.ID {
 		t.Fatal("ids reused")
 	}

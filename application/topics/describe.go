@@ -3,6 +3,7 @@ package topics
 import (
 	"context"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -37,6 +38,8 @@ type PartitionStats struct {
 
 // DescribeRequest names the topic and optionally one partition.
 type DescribeRequest struct {
+	// Caller is who asks: any grant on the name, ownership, or admin.
+	Caller       access.Principal
 	Name         string
 	Partition    int32
 	HasPartition bool
@@ -50,6 +53,9 @@ type DescribeRequest struct {
 // Partial rather than an error. ctx bounds the owners' calls.
 func (s *Service) Describe(ctx context.Context, req DescribeRequest) (Description, error) {
 	t, err := s.readTopic(req.Name)
+	if err == nil {
+		err = mayRead(req.Caller, t)
+	}
 	if err != nil {
 		return Description{}, err
 	}

@@ -56,7 +56,7 @@ func TestDescribeAsksEachRemoteOwnerOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, self, "n2", "n3")
 	peers := withPeers(t, f)
-	tp := f.create(t, topics.CreateRequest{Name: "spread", Partitions: 7})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 7})
 	own := serveRemote(t, f, peers, tp)
 	d := f.describe(t, "spread")
 	latest := time.Now().Add(2 * time.Second) // no call started after now
@@ -108,7 +108,7 @@ func TestDescribeRemoteFailuresArePlaceholders(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, self, "n2", "n3")
 			peers := withPeers(t, f)
-			tp := f.create(t, topics.CreateRequest{Name: "spread", Partitions: 3})
+			tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 3})
 			own := serveRemote(t, f, peers, tp)
 			broken := own[1]
 			if broken == self || own[2] == self || own[2] == broken {
@@ -137,7 +137,7 @@ func TestDescribeAsksNoDeadOrUnknownOwner(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, self, "n2", "n3")
 	peers := withPeers(t, f)
-	tp := f.create(t, topics.CreateRequest{Name: "spread", Partitions: 3})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 3})
 	own := serveRemote(t, f, peers, tp)
 	f.propose(t, &meta.MarkMemberDeadIf{ID: own[2], Heartbeat: startTime.Unix()})
 	f.propose(t, &meta.UpdateTopicIf{UpdateTopic: meta.UpdateTopic{Name: "spread", Partitions: 5, RetentionMs: tp.RetentionMs,
@@ -168,13 +168,13 @@ func TestDescribeOneRemotePartition(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, self, "n2", "n3")
 	peers := withPeers(t, f)
-	tp := f.create(t, topics.CreateRequest{Name: "spread", Partitions: 6})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 6})
 	own := serveRemote(t, f, peers, tp)
 	p := int32(0)
 	for own[p] == self {
 		p++
 	}
-	d, err := f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "spread", Partition: p, HasPartition: true})
+	d, err := f.svc.Describe(context.Background(), topics.DescribeRequest{Caller: anyone, Name: "spread", Partition: p, HasPartition: true})
 	if err != nil || d.Partial || len(d.Stats) != 1 || d.Stats[0].HighWatermark != remoteStats(p).HighWatermark {
 		t.Fatalf("describe partition %d: %+v, %v", p, d, err)
 	}
@@ -193,7 +193,7 @@ func TestDescribeAsksAtMostSixteenOwnersAtOnce(t *testing.T) {
 	}
 	f := newFixture(t, members...)
 	peers := withPeers(t, f)
-	tp := f.create(t, topics.CreateRequest{Name: "wide", Partitions: 42})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "wide", Partitions: 42})
 	own := serveRemote(t, f, peers, tp)
 	remote := map[string]bool{}
 	for _, o := range own {
@@ -230,13 +230,13 @@ func TestDescribeCallerGivesUp(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, self, "n2", "n3")
 	peers := withPeers(t, f)
-	f.create(t, topics.CreateRequest{Name: "spread", Partitions: 3})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 3})
 	release := peers.Block()
 	defer release()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan topics.Description, 1)
 	go func() {
-		d, err := f.svc.Describe(ctx, topics.DescribeRequest{Name: "spread"})
+		d, err := f.svc.Describe(ctx, topics.DescribeRequest{Caller: anyone, Name: "spread"})
 		if err != nil {
 			t.Errorf("describe: %v", err)
 		}

@@ -17,7 +17,7 @@ import (
 func TestDescribeLocalPartitions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	tp := f.create(t, topics.CreateRequest{Name: "details"})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "details"})
 	f.commit(t, tp, 1, 3)
 	d := f.describe(t, "details")
 	if d.Partial || d.SchemaVersion != 0 || d.Schema != nil || len(d.Stats) != 3 {
@@ -41,7 +41,7 @@ func TestDescribeLocalPartitions(t *testing.T) {
 func TestDescribeReportsRetainedRange(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	tp := f.create(t, topics.CreateRequest{Name: "aged", RetentionMs: ptr(int64(3_600_000))})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "aged", RetentionMs: ptr(int64(3_600_000))})
 	f.logs.SetRetention(tp.Name, domain.TopicID(tp.ID), time.Hour)
 	f.commit(t, tp, 0, 4)
 	f.logs.Advance(2 * time.Hour)
@@ -58,7 +58,7 @@ func TestDescribeReportsRetainedRange(t *testing.T) {
 func TestDescribePlaceholders(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, self, "n2", "n3")
-	tp := f.create(t, topics.CreateRequest{Name: "spread", Partitions: 4})
+	tp := f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 4})
 	f.propose(t, &meta.MarkMemberDeadIf{ID: "n3", Heartbeat: startTime.Unix()})
 	f.propose(t, &meta.UpdateTopicIf{UpdateTopic: meta.UpdateTopic{Name: "spread", Partitions: 5, RetentionMs: tp.RetentionMs,
 		MaxInFlight: tp.MaxInFlight, MaxAckedAhead: tp.MaxAckedAhead}, ID: tp.ID})
@@ -87,14 +87,14 @@ func TestDescribePlaceholders(t *testing.T) {
 func TestDescribeOnePartitionAndMissing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "t"})
-	d, err := f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "t", Partition: 1, HasPartition: true})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
+	d, err := f.svc.Describe(context.Background(), topics.DescribeRequest{Caller: anyone, Name: "t", Partition: 1, HasPartition: true})
 	if err != nil || len(d.Stats) != 1 || d.Stats[0].Index != 1 {
 		t.Fatalf("one partition: %+v %v", d, err)
 	}
-	_, err = f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "t", Partition: 3, HasPartition: true})
+	_, err = f.svc.Describe(context.Background(), topics.DescribeRequest{Caller: anyone, Name: "t", Partition: 3, HasPartition: true})
 	wantRefusal(t, err, domain.ErrInvalidArgument, "invalid partition")
-	_, err = f.svc.Describe(context.Background(), topics.DescribeRequest{Name: "missing"})
+	_, err = f.svc.Describe(context.Background(), topics.DescribeRequest{Caller: anyone, Name: "missing"})
 	wantRefusal(t, err, domain.ErrTopicNotFound, "")
 }
 
@@ -103,7 +103,7 @@ func TestDescribeOnePartitionAndMissing(t *testing.T) {
 func TestDescribeNeverOpenedPartition(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.create(t, topics.CreateRequest{Name: "idle"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "idle"})
 	for _, st := range f.describe(t, "idle").Stats {
 		if st.Status != topics.StatusOK || st.HighWatermark != 0 {
 			t.Fatalf("idle partition: %v", st)
@@ -117,12 +117,12 @@ func TestListPages(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	page, err := f.svc.List(ctx, "", 0)
+	page, err := f.svc.List(ctx, anyone, "", 0)
 	if err != nil || page.Topics == nil || len(page.Topics) != 0 || page.Next != "" {
 		t.Fatalf("empty list: %+v %v", page, err)
 	}
 	for _, n := range []string{"d", "b", "a", "c"} {
-		f.create(t, topics.CreateRequest{Name: n})
+		f.create(t, topics.CreateRequest{Caller: anyone, Name: n})
 	}
 	names := func(p topics.Page) string {
 		s := ""
@@ -139,7 +139,7 @@ func TestListPages(t *testing.T) {
 		{"", 2, "ab|b"}, {"b", 2, "cd|"}, {"", 4, "abcd|"}, {"zzzz", 10, "|"}, {"", 999999, "abcd|"}, {"a", 0, "bcd|"},
 	}
 	for _, c := range cases {
-		p, err := f.svc.List(ctx, c.token, c.limit)
+		p, err := f.svc.List(ctx, anyone, c.token, c.limit)
 		if err != nil || names(p) != c.want {
 			t.Fatalf("token %q limit %d: %s %v, want %s", c.token, c.limit, names(p), err, c.want)
 		}
@@ -153,9 +153,9 @@ func TestListDefaultLimit(t *testing.T) {
 	f := newFixture(t)
 	f.meta.SetLeader(false) // skip placement: 101 creates stay cheap
 	for i := 0; i < 101; i++ {
-		f.create(t, topics.CreateRequest{Name: "t" + string(rune('a'+i/26)) + string(rune('a'+i%26))})
+		f.create(t, topics.CreateRequest{Caller: anyone, Name: "t" + string(rune('a'+i/26)) + string(rune('a'+i%26))})
 	}
-	p, err := f.svc.List(context.Background(), "", 0)
+	p, err := f.svc.List(context.Background(), anyone, "", 0)
 	if err != nil || len(p.Topics) != 100 || p.Next != p.Topics[99].Name {
 		t.Fatalf("%d topics, next %q, %v", len(p.Topics), p.Next, err)
 	}

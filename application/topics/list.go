@@ -2,6 +2,7 @@ package topics
 
 import (
 	"context"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain/meta"
 )
@@ -13,9 +14,12 @@ type Page struct {
 	Next   string
 }
 
-// List returns up to limit topics named after pageToken, by name. limit <= 0
-// means ListLimitDefault; above ListLimitMax it is clamped.
-func (s *Service) List(_ context.Context, pageToken string, limit int) (Page, error) {
+// List returns up to limit topics named after pageToken, by name, keeping
+// only those caller may read. limit <= 0 means ListLimitDefault; above
+// ListLimitMax it is clamped. The page is cut before it is filtered (api.md
+// §2.6): Next names the last topic of the unfiltered page, so a page can be
+// short or empty while Next is set.
+func (s *Service) List(_ context.Context, caller access.Principal, pageToken string, limit int) (Page, error) {
 	switch {
 	case limit <= 0:
 		limit = ListLimitDefault
@@ -31,8 +35,32 @@ func (s *Service) List(_ context.Context, pageToken string, limit int) (Page, er
 		page.Topics = got[:limit]
 		page.Next = got[limit-1].Name
 	}
-	if page.Topics == nil {
-		page.Topics = []meta.Topic{}
-	}
+	page.Topics = readable(caller, page.Topics)
 	return page, nil
+}
+
+// readable keeps the topics p may read, never nil.
+func readable(p access.Principal, ts []meta.Topic) []meta.Topic {
+	out := make([]meta.Topic, 0, len(ts))
+	for _, t := range ts {
+		if access.CanRead(p, accessTopic(t)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// RemoteRegistered reports whether a remote of that name is registered in
+// the local replica.
+func (s *Service) RemoteRegistered(name string) (bool, error) {
+	remotes, err := s.store.Remotes()
+	if err != nil {
+		return false, readFailure(err)
+	}
+	for _, r := range remotes {
+		if r.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -101,7 +101,7 @@ func (s *Service) unassigned(t meta.Topic) ([]int32, error) {
 // is fine; a topic gone or recreated ends placement quietly.
 func (s *Service) assign(ctx context.Context, t meta.Topic, p int32, owner string) error {
 	ev := &meta.AssignPartitionIfAbsent{Topic: t.Name, TopicID: t.ID, Partition: p, Owner: owner}
-	applied, err := s.store.Propose(ctx, s.envelope(ev))
+	applied, err := s.store.Propose(ctx, s.envelope("node:"+s.self, ev))
 	if err != nil {
 		return fmt.Errorf("topics: assign %s/%d: %w", t.Name, p, err)
 	}

@@ -34,7 +34,7 @@ func TestPlacementRoundRobinOverAliveMembers(t *testing.T) {
 	f := newFixture(t, "n3", "n1", "n2", "n4", "n5")
 	f.propose(t, &meta.MarkMemberDeadIf{ID: "n4", Heartbeat: startTime.Unix()})
 	f.propose(t, &meta.SetMemberDraining{ID: "n5", Draining: true})
-	f.create(t, topics.CreateRequest{Name: "spread", Partitions: 7})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "spread", Partitions: 7})
 	got := owners(t, f, "spread")
 	want := []string{"n1", "n2", "n3", "n1", "n2", "n3", "n1"}
 	for p, w := range want {
@@ -49,10 +49,10 @@ func TestPlacementRoundRobinOverAliveMembers(t *testing.T) {
 func TestPlacementOfGrownPartitions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, "n1", "n2")
-	f.create(t, topics.CreateRequest{Name: "grow"})
+	f.create(t, topics.CreateRequest{Caller: anyone, Name: "grow"})
 	before := owners(t, f, "grow")
 	f.propose(t, &meta.MemberJoin{ID: "n0", Addr: "n0:7942", ClusterAddr: "n0:7943"})
-	if _, err := f.svc.Alter(context.Background(), topics.AlterRequest{Name: "grow", Partitions: ptr(int64(6))}); err != nil {
+	if _, err := f.svc.Alter(context.Background(), topics.AlterRequest{Caller: anyone, Name: "grow", Partitions: ptr(int64(6))}); err != nil {
 		t.Fatal(err)
 	}
 	after := owners(t, f, "grow")
@@ -75,12 +75,12 @@ func TestPlacementSkipped(t *testing.T) {
 	t.Parallel()
 	follower := newFixture(t)
 	follower.meta.SetLeader(false)
-	follower.create(t, topics.CreateRequest{Name: "t"})
+	follower.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
 	if got := owners(t, follower, "t"); len(got) != 0 {
 		t.Fatalf("a follower placed partitions: %v", got)
 	}
 	empty := newFixture(t, []string{}...)
-	empty.create(t, topics.CreateRequest{Name: "t"})
+	empty.create(t, topics.CreateRequest{Caller: anyone, Name: "t"})
 	if got := owners(t, empty, "t"); len(got) != 0 {
 		t.Fatalf("placed without members: %v", got)
 	}
@@ -97,7 +97,7 @@ func TestPlacementBarrierFailure(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.meta.FailBarrier(meta.ErrUnavailable)
-	got, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "t"})
+	got, err := f.svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "t"})
 	if err != nil || !errors.Is(got.PlacementErr, meta.ErrUnavailable) {
 		t.Fatalf("create: %+v %v", got, err)
 	}
@@ -112,7 +112,7 @@ func TestCreateRefusedWhileEveryMemberDrains(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.propose(t, &meta.SetMemberDraining{ID: self, Draining: true})
-	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Name: "t"})
+	_, err := f.svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "t"})
 	if !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("got %v", err)
 	}
@@ -140,7 +140,7 @@ func TestCreatePlacesUnderTheSharedLock(t *testing.T) {
 	lock.Lock() // the sweep is placing
 	done := make(chan error, 1)
 	go func() {
-		_, err := svc.Create(context.Background(), topics.CreateRequest{Name: "locked", Partitions: 3})
+		_, err := svc.Create(context.Background(), topics.CreateRequest{Caller: anyone, Name: "locked", Partitions: 3})
 		done <- err
 	}()
 	deadline := time.Now().Add(5 * time.Second)

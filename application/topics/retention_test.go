@@ -66,7 +66,7 @@ func TestRetentionSync(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	logs := &recordingLogs{PartitionLogs: f.logs, set: map[string]time.Duration{}}
-	early := f.create(t, topics.CreateRequest{Name: "early"})
+	early := f.create(t, topics.CreateRequest{Caller: anyone, Name: "early"})
 	w, err := topics.NewRetentionSync(f.meta, logs)
 	if err != nil {
 		t.Fatal(err)
@@ -75,17 +75,17 @@ func TestRetentionSync(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	logs.waitRetention(t, "early/"+early.ID, 7*24*time.Hour)
-	late := f.create(t, topics.CreateRequest{Name: "late", RetentionMs: ptr(int64(0))})
+	late := f.create(t, topics.CreateRequest{Caller: anyone, Name: "late", RetentionMs: ptr(int64(0))})
 	logs.waitRetention(t, "late/"+late.ID, 0)
-	f.alter(t, topics.AlterRequest{Name: "early", RetentionMs: ptr(int64(7_200_000))})
+	f.alter(t, topics.AlterRequest{Caller: anyone, Name: "early", RetentionMs: ptr(int64(7_200_000))})
 	logs.waitRetention(t, "early/"+early.ID, 2*time.Hour)
 
 	// Lag: block the worker, bury an alter under more changes than its
 	// buffer holds, release; the worker must start over and see the alter.
 	gate := make(chan struct{})
 	logs.setGate(gate)
-	f.alter(t, topics.AlterRequest{Name: "late", RetentionMs: ptr(int64(3_600_000))})
-	f.alter(t, topics.AlterRequest{Name: "early", RetentionMs: ptr(int64(10_800_000))})
+	f.alter(t, topics.AlterRequest{Caller: anyone, Name: "late", RetentionMs: ptr(int64(3_600_000))})
+	f.alter(t, topics.AlterRequest{Caller: anyone, Name: "early", RetentionMs: ptr(int64(10_800_000))})
 	for i := 0; i < 300; i++ {
 		f.propose(t, &meta.MemberHeartbeat{ID: self})
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/narad/narad/domain/access"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -36,7 +37,7 @@ func (s *Service) alterSchema(ctx context.Context, req AlterRequest) error {
 		if err != nil || next == nil {
 			return err
 		}
-		applied, err := s.store.Propose(ctx, s.envelope(next))
+		applied, err := s.store.Propose(ctx, s.envelope(req.Caller.Name, next))
 		if err != nil {
 			return proposeFailure(err)
 		}
@@ -60,6 +61,9 @@ func (s *Service) alterSchema(ctx context.Context, req AlterRequest) error {
 // registering doc, or nil when doc changes nothing.
 func (s *Service) nextSchemaVersion(req AlterRequest, doc []byte) (meta.Event, error) {
 	t, err := s.readTopic(req.Name)
+	if err == nil {
+		err = mayModify(req.Caller, t) // a recreated incarnation is judged again
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +130,12 @@ type History struct {
 }
 
 // SchemaHistory returns every schema version of topic name, oldest first.
-func (s *Service) SchemaHistory(_ context.Context, name string) (History, error) {
-	if _, err := s.readTopic(name); err != nil {
+func (s *Service) SchemaHistory(_ context.Context, caller access.Principal, name string) (History, error) {
+	t, err := s.readTopic(name)
+	if err == nil {
+		err = mayRead(caller, t)
+	}
+	if err != nil {
 		return History{}, err
 	}
 	versions, err := s.store.Schemas(name)

@@ -128,10 +128,11 @@ func (s *Service) randomHex(n int, what string) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// envelope stamps ev with the proposer's clock. The actor stays empty until
-// security arrives.
-func (s *Service) envelope(ev meta.Event) meta.Envelope {
-	return meta.Envelope{AtMs: s.clock.Now().UnixMilli(), Event: ev}
+// envelope stamps ev with the proposer's clock and who asked for it (a
+// username, the client address with security off, or "node:<id>" for this
+// node's own work), which the metadata journal records.
+func (s *Service) envelope(actor string, ev meta.Event) meta.Envelope {
+	return meta.Envelope{Actor: actor, AtMs: s.clock.Now().UnixMilli(), Event: ev}
 }
 
 // readTopic reads name from the local replica: domain.ErrTopicNotFound when

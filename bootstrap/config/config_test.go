@@ -98,7 +98,8 @@ func TestClusterAndSecurityRules(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"secure_single_node_needs_loopback_raft", map[string]string{}, "must be a loopback address"},
+		{"secure_single_node_needs_loopback_raft", map[string]string{"NARAD_CLUSTER_ADDR": "10.1.2.3:7943"}, "which is not a loopback address"},
+		{"secure_single_node_advertised_elsewhere", map[string]string{"NARAD_CLUSTER_ADVERTISE_ADDR": "10.1.2.3:7943"}, "binds Raft on 10.1.2.3:7943"},
 		{"secure_cluster_needs_secret", map[string]string{"NARAD_CLUSTER_PEERS": peers, "NARAD_NODE_ID": "a", "NARAD_SECURITY_ALLOW_PLAINTEXT_RAFT": "true"}, "NARAD_CLUSTER_SECRET is required"},
 		{"insecure_cluster_needs_opt_in", map[string]string{"NARAD_CLUSTER_PEERS": peers, "NARAD_NODE_ID": "a", "NARAD_SECURITY_ENABLED": "false"}, "security.allow_insecure_cluster is required"},
 		{"peers_need_self", map[string]string{"NARAD_CLUSTER_PEERS": peers, "NARAD_NODE_ID": "z", "NARAD_SECURITY_ENABLED": "false", "NARAD_SECURITY_ALLOW_INSECURE_CLUSTER": "1"}, "no entry for this node"},
@@ -114,6 +115,15 @@ func TestClusterAndSecurityRules(t *testing.T) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+	for _, addr := range []string{"", ":7943", "0.0.0.0:9000", "127.0.0.2:7943"} {
+		single := map[string]string{}
+		if addr != "" {
+			single["NARAD_CLUSTER_ADDR"] = addr
+		}
+		if _, err := Load(Source{Env: env(single)}); err != nil {
+			t.Fatalf("secured single node with cluster.addr %q: %v (Raft binds loopback)", addr, err)
+		}
 	}
 	ok := map[string]string{"NARAD_CLUSTER_PEERS": peers, "NARAD_NODE_ID": "b", "NARAD_SECURITY_ENABLED": "false", "NARAD_SECURITY_ALLOW_INSECURE_CLUSTER": "true"}
 	cfg, err := Load(Source{Env: env(ok)})

@@ -4,16 +4,12 @@ import "slices"
 
 // validateUnbuilt refuses a value other than the default for the keys this
 // build parses (so a configuration file written for the original Narad
-// still loads) but does not act on yet: unauthenticated metrics on the API
-// port (meaningful only once security is built), the Raft snapshot timer and the cold retention walk, and the remote
-// replication section. Accepting them silently would
-// let an operator believe a setting took effect. (The security keys are
-// not listed: a node with security enabled refuses to start in this build
-// anyway.)
+// still loads) but does not act on yet: the Raft snapshot timer, the cold
+// retention walk, and the remote replication section. Accepting them
+// silently would let an operator believe a setting took effect.
 func (c Config) validateUnbuilt(bad func(string, ...any)) {
 	d := Default()
 	unbuilt := map[string]bool{
-		"http.metrics_unauthenticated":   c.HTTP.MetricsUnauthenticated != d.HTTP.MetricsUnauthenticated,
 		"storage.cold_retention_walk_ms": c.Storage.ColdRetentionWalkMs != d.Storage.ColdRetentionWalkMs,
 		"cluster.raft_snapshot_interval": c.Cluster.RaftSnapshotInterval != d.Cluster.RaftSnapshotInterval,
 		"cluster.raft_trailing_logs":     c.Cluster.RaftTrailingLogs != d.Cluster.RaftTrailingLogs,

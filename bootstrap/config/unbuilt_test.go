@@ -13,8 +13,8 @@ func TestUnbuiltKeysAreRefusedWhenSet(t *testing.T) {
 		t.Fatalf("defaults refused: %v", err)
 	}
 	for key, v := range map[string]string{
-		"NARAD_HTTP_METRICS_UNAUTHENTICATED":   "true",
 		"NARAD_CLUSTER_RAFT_SNAPSHOT_INTERVAL": "300s",
+		"NARAD_REMOTES_API_HOP_ENCRYPTED":      "true",
 	} {
 		e := map[string]string{key: v}
 		for k, bv := range base {

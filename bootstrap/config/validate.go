@@ -173,8 +173,9 @@ func (c Config) validateSecurity(bad func(string, ...any)) {
 		if tlsFiles != 3 && !s.AllowPlaintextRaft {
 			bad("Raft TLS (security.cluster_tls_*_file) is required when security is enabled and cluster.peers is set, unless security.allow_plaintext_raft")
 		}
-	case s.Enabled && tlsFiles == 0 && !s.AllowPlaintextRaft && !loopback(c.Cluster.Addr):
-		bad("cluster.addr (%s) must be a loopback address when security is enabled without Raft TLS, unless security.allow_plaintext_raft", c.Cluster.Addr)
+	case s.Enabled && tlsFiles == 0 && !s.AllowPlaintextRaft && !loopback(c.singleNodeRaftAddr()):
+		bad("cluster.addr (%s) binds Raft on %s, which is not a loopback address: a single secured node without Raft TLS keeps Raft on loopback (leave the host out, e.g. :7943), or set security.cluster_tls_*_file, or security.allow_plaintext_raft",
+			c.Cluster.Addr, c.singleNodeRaftAddr())
 	case !s.Enabled && peers && !s.AllowInsecureCluster:
 		bad("security.allow_insecure_cluster is required to run a cluster (cluster.peers) with security disabled")
 	}
@@ -209,4 +210,23 @@ func oneOf(s string, options ...string) bool {
 		}
 	}
 	return false
+}
+
+// singleNodeRaftAddr is where a node without peers binds Raft: the
+// advertised address when set, else cluster.addr with a missing or
+// unspecified host (":7943", "0.0.0.0:7943") filled with 127.0.0.1, as the
+// node's own address derivation fills it (api.md §6.4).
+func (c Config) singleNodeRaftAddr() string {
+	addr := c.Cluster.AdvertiseAddr
+	if addr == "" {
+		addr = c.Cluster.Addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
