@@ -1,30 +1,93 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// startSecuredCluster runs n secured `narad serve` processes (root seeded
-// from NARAD_ADMIN_PASSWORD, Raft over plaintext on loopback by opt-in) and
-// waits until root signs in on every one.
+// startSecuredCluster runs n secured `narad serve` processes on loopback,
+// root seeded from NARAD_ADMIN_PASSWORD and Raft over mutual TLS (one
+// certificate for every node, from a CA made for the test), and waits until
+// root signs in on every one.
 func startSecuredCluster(t *testing.T, n int) []*node {
 	t.Helper()
+	cert, key, ca := writeClusterTLS(t)
 	// Later entries of a process environment win (os/exec keeps the last
 	// value of a key), so these turn the loopback cluster's security on.
 	nodes := startClusterWith(t, n, []string{
 		"NARAD_SECURITY_ENABLED=true",
-		"NARAD_SECURITY_ALLOW_PLAINTEXT_RAFT=true",
+		"NARAD_CLUSTER_TLS_CERT_FILE=" + cert,
+		"NARAD_CLUSTER_TLS_KEY_FILE=" + key,
+		"NARAD_CLUSTER_TLS_CA_FILE=" + ca,
 		"NARAD_ADMIN_PASSWORD=" + rootPassword,
+		"NARAD_LOG_LEVEL=info",
 	})
 	for _, nd := range nodes {
 		waitSignIn(t, nd.url, "admin", rootPassword)
+		if !strings.Contains(nd.logs.String(), `"tls":"mutual"`) {
+			t.Fatalf("node %s does not say it runs Raft over mutual TLS", nd.url)
+		}
 	}
 	return nodes
+}
+
+// writeClusterTLS makes a CA and one node certificate as internals §12.3
+// asks (DNS name narad-cluster.local, server and client auth), ECDSA P-256,
+// and returns the PEM files' paths.
+func writeClusterTLS(t *testing.T) (certFile, keyFile, caFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey, nodeKey := newKey(), newKey()
+	valid := func(tmpl *x509.Certificate) *x509.Certificate {
+		tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
+		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+		return tmpl
+	}
+	caTmpl := valid(&x509.Certificate{Subject: pkix.Name{CommonName: "e2e cluster CA"}, IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature})
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	nodeTmpl := valid(&x509.Certificate{Subject: pkix.Name{CommonName: "narad node"}, DNSNames: []string{"narad-cluster.local"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}})
+	nodeDER, err := x509.CreateCertificate(rand.Reader, nodeTmpl, caCert, &nodeKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(nodeKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, typ string, der []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return write("node.pem", "CERTIFICATE", nodeDER), write("node-key.pem", "PRIVATE KEY", keyDER), write("ca.pem", "CERTIFICATE", caDER)
 }
 
 // follower returns a node that does not lead the metadata shard.
@@ -51,11 +114,11 @@ func follower(t *testing.T, nodes []*node) *node {
 	return nil
 }
 
-// ensure that on three secured nodes a caller keeps its identity through a
-// node that forwards its write: a topic created on a follower is owned by
-// the caller everywhere and the replicated history names the caller; and
-// that a password change made on one node turns the old password away on
-// another that had it cached.
+// ensure that on three secured nodes (Raft over mutual TLS) a caller keeps
+// its identity through a node that forwards its write: a topic created on a
+// follower is owned by the caller everywhere and the replicated history
+// names the caller; and that a password change made on one node turns the
+// old password away on another that had it cached.
 func TestIdentityKeptAcrossNodes(t *testing.T) {
 	nodes := startSecuredCluster(t, 3)
 	call(t, nodes[0].url, "admin", rootPassword, "POST", "/v1/users",
