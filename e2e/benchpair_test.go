@@ -49,6 +49,9 @@ func TestBenchPairs(t *testing.T) {
 	if os.Getenv(benchPairsEnv) != "1" {
 		t.Skipf("a measuring tool: set %s=1 to run it (go tool task bench-cluster)", benchPairsEnv)
 	}
+	// The nodes run with the quiet runtime monitor (cmd/narad/sysmon.go), as
+	// the recorded figures were measured.
+	t.Setenv("NARAD_QUIET_SYSMON", "1")
 	rounds, count, producers := envInt(t, benchRoundsEnv, 3), envInt(t, benchCountEnv, 60000), envInt(t, benchProducersEnv, 128)
 	procs, ok := os.LookupEnv(benchProcsEnv)
 	if !ok {

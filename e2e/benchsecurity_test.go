@@ -22,6 +22,9 @@ func TestBenchSecurityPairs(t *testing.T) {
 	if os.Getenv(benchSecurityEnv) != "1" {
 		t.Skipf("a measuring tool: set %s=1 to run it (go tool task bench-security)", benchSecurityEnv)
 	}
+	// The nodes run with the quiet runtime monitor (cmd/narad/sysmon.go), as
+	// the recorded figures were measured.
+	t.Setenv("NARAD_QUIET_SYSMON", "1")
 	rounds, count, producers := envInt(t, benchRoundsEnv, 3), envInt(t, benchCountEnv, 60000), envInt(t, benchProducersEnv, 128)
 	t.Logf("%d rounds of %d messages, %d single-message producers, %s batch consumers (batch %s), %d partitions, one node",
 		rounds, count, producers, benchConsumers, benchConsumeBatch, benchPartitions)

@@ -33,7 +33,12 @@ const schedtraceQuietMilliseconds = 1<<31 - 1
 // fell from about 11 to 7 ms. The setting is read only at process start,
 // hence the re-exec.
 //
-// What it costs, known and accepted (GODEBUG=schedtrace=0 opts out):
+// A node does this only when asked (NARAD_QUIET_SYSMON=1 or true): what it
+// costs below includes a way for a runtime fatal error to hang the process
+// instead of ending it, and a supervised server must die cleanly. The bench
+// client does it by default (GODEBUG=schedtrace=0 opts out).
+//
+// What it costs:
 //   - the runtime prints its one-line scheduler summary ("SCHED ...") when
 //     the host's monotonic clock passes a multiple of the period, so a
 //     host up for more than 24.8 days gets one such line on stderr at
@@ -65,11 +70,15 @@ func quietSysmonEnv(env []string) (out []string, ok bool) {
 	return append(out, "GODEBUG="+quiet), true
 }
 
-// wantsQuietSysmon reports whether args (without the program name) run a
-// node (`serve`, `server start`) or the load generator (`bench`, which
-// idles and wakes like a node: about a tenth less client CPU per message
-// with the quiet monitor, README), after any global flags.
-func wantsQuietSysmon(args []string) bool {
+// quietSysmonEnvVar opts a node into the quiet monitor.
+const quietSysmonEnvVar = "NARAD_QUIET_SYSMON"
+
+// wantsQuietSysmon reports whether args (without the program name) run the
+// load generator (`bench`, which idles and wakes like a node: about a tenth
+// less client CPU per message with the quiet monitor), or a node (`serve`,
+// `server start`) whose environment opts in (getenv(NARAD_QUIET_SYSMON) is
+// 1 or true), after any global flags.
+func wantsQuietSysmon(args []string, getenv func(string) string) bool {
 	var words []string
 	for i := 0; i < len(args) && len(words) < 2; i++ {
 		a := args[i]
@@ -84,8 +93,15 @@ func wantsQuietSysmon(args []string) bool {
 			words = append(words, a)
 		}
 	}
-	return len(words) > 0 && (words[0] == "serve" || words[0] == "bench" ||
-		(words[0] == "server" && len(words) > 1 && words[1] == "start"))
+	if len(words) == 0 {
+		return false
+	}
+	if words[0] == "bench" {
+		return true
+	}
+	node := words[0] == "serve" || words[0] == "server" && len(words) > 1 && words[1] == "start"
+	opted, _ := strconv.ParseBool(getenv(quietSysmonEnvVar))
+	return node && opted
 }
 
 // globalFlagTakesValue reports whether flag is a global flag whose value is
@@ -102,7 +118,7 @@ func globalFlagTakesValue(flag string) bool {
 // once. It returns (and the command runs as it is) when the setting is
 // already there or the re-exec fails.
 func quietSysmon(args []string) {
-	if !wantsQuietSysmon(args) {
+	if !wantsQuietSysmon(args, os.Getenv) {
 		return
 	}
 	env, ok := quietSysmonEnv(os.Environ())

@@ -7,9 +7,27 @@ import (
 	"testing"
 )
 
-// ensure that only the commands that run a node or the bench are
-// re-executed, global flags (and their values) before them included.
+// ensure that the bench is re-executed, a node only when NARAD_QUIET_SYSMON
+// opts in, and nothing else, global flags (and their values) before them
+// included.
 func TestWantsQuietSysmon(t *testing.T) {
+	optIn := func(k string) string {
+		if k == quietSysmonEnvVar {
+			return "1"
+		}
+		return ""
+	}
+	for _, args := range [][]string{{"serve"}, {"server", "start", "--dev"}} {
+		if wantsQuietSysmon(args, func(string) string { return "" }) {
+			t.Errorf("%q re-executed without opting in", args)
+		}
+		if wantsQuietSysmon(args, func(string) string { return "false" }) {
+			t.Errorf("%q re-executed with NARAD_QUIET_SYSMON=false", args)
+		}
+	}
+	if !wantsQuietSysmon([]string{"bench", "t"}, func(string) string { return "" }) {
+		t.Error("bench not re-executed by default")
+	}
 	for _, tc := range []struct {
 		args []string
 		want bool
@@ -28,7 +46,7 @@ func TestWantsQuietSysmon(t *testing.T) {
 		{[]string{"--", "serve"}, false},
 		{nil, false},
 	} {
-		if got := wantsQuietSysmon(tc.args); got != tc.want {
+		if got := wantsQuietSysmon(tc.args, optIn); got != tc.want {
 			t.Errorf("wantsQuietSysmon(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
