@@ -48,8 +48,13 @@ func serveHTTP(lc fx.Lifecycle, cfg config.Config, h http.Handler, r *Readiness,
 		ReadHeaderTimeout: min(cfg.HTTP.ReadTimeout.D(), readHeaderTimeoutMax),
 		WriteTimeout:      cfg.HTTP.WriteTimeout.D(),
 		IdleTimeout:       cfg.HTTP.IdleTimeout.D(),
-		MaxHeaderBytes:    cfg.HTTP.MaxHeaderBytes,
-		ErrorLog:          zap.NewStdLog(log.Named("http")),
+		// The exact cap is the listener's (headMeter: request line through
+		// the empty line ending the header fields, CRLFs included; exactly
+		// the cap passes, one byte more is 431). net/http's own check, at
+		// the cap plus its slack, only backs it up, and answers the 431
+		// the meter provokes.
+		MaxHeaderBytes: cfg.HTTP.MaxHeaderBytes,
+		ErrorLog:       zap.NewStdLog(log.Named("http")),
 	}
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
@@ -57,7 +62,7 @@ func serveHTTP(lc fx.Lifecycle, cfg config.Config, h http.Handler, r *Readiness,
 			if err != nil {
 				return fmt.Errorf("listen on http.addr %s: %w", cfg.HTTP.Addr, err)
 			}
-			ln = limitConnections(ln, cfg.HTTP.MaxConnections)
+			ln = limitConnections(ln, cfg.HTTP.MaxConnections, cfg.HTTP.MaxHeaderBytes)
 			m.BootSeconds.Set(time.Since(time.Time(boot)).Seconds())
 			log.Info("http listening", zap.String("addr", ln.Addr().String()))
 			go func() {

@@ -95,7 +95,7 @@ func (r *consumeRoutes) ackBatch(c *gin.Context, op consume.Op) {
 		respondError(c, r.log, clientErr(http.StatusRequestEntityTooLarge, "request body too large"))
 		return
 	case err != nil:
-		respondError(c, r.log, clientErr(http.StatusBadRequest, "invalid json: %v", err))
+		respondError(c, r.log, bodyReadError(err, "invalid json"))
 		return
 	case len(body) == 0:
 		respondError(c, r.log, clientErr(http.StatusBadRequest, "receipt_handle required"))

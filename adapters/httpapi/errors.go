@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/narad/narad/domain"
@@ -52,6 +55,32 @@ var errorTable = []outcome{
 	{domain.ErrAuthUnavailable, http.StatusInternalServerError, "authentication unavailable"},
 	{domain.ErrUserNotFound, http.StatusNotFound, "not found"},
 	{domain.ErrUserExists, http.StatusConflict, "already exists"},
+	{errBodyTimeout, http.StatusRequestTimeout, msgBodyTimeout},
+}
+
+// msgBodyTimeout is the 408 message of every route that reads a body. It
+// names no socket address: the cause stays in the wrapped error.
+const msgBodyTimeout = "request body not received within the read timeout"
+
+// errBodyTimeout marks a request body cut off by the server's read deadline
+// (http.read_timeout bounds the whole request, api.md §0.2): the client's
+// retryable problem, not malformed input, so a 408 and never a 400 or 500.
+var errBodyTimeout = errors.New("httpapi: request body not received within the read timeout")
+
+// bodyReadError is the answer to a failed read of a request body: past the
+// read deadline, errBodyTimeout wrapping the cause (408); any other
+// transport error, 400 "<prefix>: <err>".
+func bodyReadError(err error, prefix string) error {
+	if isTimeout(err) {
+		return fmt.Errorf("%w: %w", errBodyTimeout, err)
+	}
+	return clientErr(http.StatusBadRequest, "%s: %v", prefix, err)
+}
+
+// isTimeout reports whether err is a deadline passing, not a broken body.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // statusOf maps err to its status and message. A clientError carries its own;

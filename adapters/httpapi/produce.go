@@ -184,7 +184,8 @@ func refuseBatchQuery(raw string) error {
 // bodyExactMaxBytes long is read into a buffer of exactly that size; any
 // other starts at bodyExactMaxBytes and grows bodyGrowFactor-fold as it
 // fills, so a declared length never decides an allocation on its own.
-// Past limit: 413 "request body too large".
+// Past limit: 413 "request body too large"; past the read deadline: 408
+// (errBodyTimeout).
 func readBody(r io.Reader, declared int64, limit int) ([]byte, error) {
 	if declared > int64(limit) {
 		return nil, clientErr(http.StatusRequestEntityTooLarge, msgBodyTooLarge)
@@ -212,7 +213,7 @@ func readBody(r io.Reader, declared int64, limit int) ([]byte, error) {
 			}
 			return buf, nil
 		case err != nil:
-			return nil, clientErr(http.StatusBadRequest, "read body: %v", err)
+			return nil, bodyReadError(err, "read body")
 		}
 	}
 }

@@ -133,8 +133,9 @@ func openBatchBody(r *http.Request) (*batchBody, error) {
 }
 
 // readError says why reading the body failed: the budget full (503), over
-// a cap (413), the transport (400), the decompressor (400), or nil when the
-// body read fine and the fault is the JSON's.
+// a cap (413), the read deadline (408), the transport (400), the
+// decompressor (400), or nil when the body read fine and the fault is the
+// JSON's.
 func (b *batchBody) readError(err error) error {
 	switch {
 	case b.budget != nil && b.budget.refused:
@@ -142,7 +143,7 @@ func (b *batchBody) readError(err error) error {
 	case b.raw.over || (b.decoded != nil && b.decoded.over):
 		return clientErr(http.StatusRequestEntityTooLarge, msgBodyTooLarge)
 	case b.raw.err != nil:
-		return clientErr(http.StatusBadRequest, "read body: %v", b.raw.err)
+		return bodyReadError(b.raw.err, "read body")
 	case b.encoding != "" && b.encoding != "identity" && b.decoded != nil && b.decoded.err != nil:
 		return clientErr(http.StatusBadRequest, "invalid %s body: %v", b.encoding, b.decoded.err)
 	case b.decoded == nil:

@@ -82,11 +82,12 @@ func decodeTopicBody(r io.Reader, v any) error {
 }
 
 // decodeCappedBody reads at most topicBodyMaxBytes, answering tooLarge past
-// it, and decodes exactly one JSON value with no unknown field.
+// it (408 when the body stops arriving before the read deadline), and
+// decodes exactly one JSON value with no unknown field.
 func decodeCappedBody(r io.Reader, v any, tooLarge error) error {
 	body, err := io.ReadAll(io.LimitReader(r, topicBodyMaxBytes+1))
 	if err != nil {
-		return clientErr(http.StatusBadRequest, "invalid json: %v", err)
+		return bodyReadError(err, "invalid json")
 	}
 	if len(body) > topicBodyMaxBytes {
 		return tooLarge
