@@ -16,9 +16,9 @@ import (
 // latchPollInterval paces a worker waiting for the ownership latch.
 const latchPollInterval = time.Second
 
-// orphansModule runs the startup orphan sweep once the replica is caught up
-// (internals.md §9.8).
-var orphansModule = fx.Module("orphans", fx.Invoke(runOrphanSweep))
+// orphansModule runs the startup orphan sweep and the delete purge once the
+// replica is caught up (internals.md §9.8).
+var orphansModule = fx.Module("orphans", fx.Invoke(runOrphanSweep, runDeletePurge))
 
 func runOrphanSweep(lc fx.Lifecycle, s ports.MetadataStore, dirs *segmentlog.Store, conf *leaderconfirm.Confirmer,
 	latch *leaderconfirm.Latch, log *zap.Logger) {
@@ -26,6 +26,22 @@ func runOrphanSweep(lc fx.Lifecycle, s ports.MetadataStore, dirs *segmentlog.Sto
 	runWorker(lc, func(ctx context.Context) {
 		if waitLatch(ctx, latch) {
 			sw.Run(ctx)
+		}
+	})
+}
+
+// runDeletePurge removes this node's directories of every deleted topic
+// incarnation as its delete applies, whichever node served the delete.
+func runDeletePurge(lc fx.Lifecycle, s ports.MetadataStore, dirs *segmentlog.Store, logs ports.PartitionLogs,
+	conf *leaderconfirm.Confirmer, latch *leaderconfirm.Latch, log *zap.Logger) {
+	log = log.With(zap.String("component", "delete-purge"))
+	p := orphans.NewPurger(s, dirs, logs, conf, newSlog(log))
+	runWorker(lc, func(ctx context.Context) {
+		if !waitLatch(ctx, latch) {
+			return
+		}
+		if err := p.Run(ctx); err != nil {
+			log.Error("delete purge stopped", zap.Error(err))
 		}
 	})
 }

@@ -166,7 +166,7 @@ func (s *Store) retireLocked(t *topicState, old, live domain.TopicID) error {
 		if err := s.opts.FS.SyncDir(s.topicsDir); err != nil {
 			return fmt.Errorf("segmentlog: quarantine %s: sync %s: %w", t.dir, s.topicsDir, err)
 		}
-		s.opts.Logger.Error("quarantined the directory of a replaced topic incarnation",
+		s.opts.Logger.Info("quarantined the directory of a replaced topic incarnation (the topic was deleted and created again before this node purged it)",
 			"topic", t.name, "stale_id", string(old), "live_id", string(live), "to", dst)
 	}
 	t.retired[old] = true

@@ -1,9 +1,12 @@
 package segmentlog
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/narad/narad/adapters/vfs"
@@ -15,10 +18,14 @@ const otherID domain.TopicID = "fedcba9876543210"
 // ensure that a node down through a delete and recreate quarantines the old
 // directory on its next open: renamed to <name>.stale-<old id>, never served,
 // the fresh directory stamped with the new id; a later ref with the old id
-// is refused as stale, even after another restart (F21, 4.1).
+// is refused as stale, even after another restart (F21, 4.1). A delete and
+// re-create is routine: the quarantine logs at INFO, never at ERROR
+// (issue 15).
 func TestStaleIncarnationIsQuarantined(t *testing.T) {
 	mem := vfs.NewMem()
 	opts := testOptions(mem, newFakeClock())
+	var logged bytes.Buffer
+	opts.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := mustOpen(t, opts)
 	old := testRef(0)
 	mustCommit(t, s, old, batch(1, 4))
@@ -35,6 +42,9 @@ func TestStaleIncarnationIsQuarantined(t *testing.T) {
 	marker, err := vfs.ReadFile(mem, filepath.Join("/data", topicsDirName, old.Topic, markerFileName))
 	if err != nil || string(marker) != string(otherID) {
 		t.Fatalf("marker %q, %v; want %s", marker, err, otherID)
+	}
+	if out := logged.String(); !strings.Contains(out, "level=INFO msg=\"quarantined the directory") || strings.Contains(out, "level=ERROR") {
+		t.Fatalf("quarantine log: want one INFO line and no ERROR, got:\n%s", out)
 	}
 	if first := mustCommit(t, s, live, batch(2, 2)); first != 0 {
 		t.Fatalf("new incarnation's first commit at %d", first)

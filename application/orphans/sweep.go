@@ -78,7 +78,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Outcome, error) {
 		return out, fmt.Errorf("orphans: list: %w", err)
 	}
 	for _, d := range dirs {
-		live, err := s.live(d)
+		live, err := liveDir(s.store, d)
 		if err != nil {
 			return out, err
 		}
@@ -104,16 +104,4 @@ func (s *Sweeper) Sweep(ctx context.Context) (Outcome, error) {
 			slog.String("topic", d.Topic), slog.String("id", string(d.ID)), slog.String("reason", dec.Reason))
 	}
 	return out, nil
-}
-
-// live reports whether d belongs to the topic this replica holds.
-func (s *Sweeper) live(d ports.TopicDir) (bool, error) {
-	if d.Quarantine {
-		return false, nil
-	}
-	t, ok, err := s.store.Topic(d.Topic)
-	if err != nil {
-		return false, fmt.Errorf("orphans: read topic %q: %w", d.Topic, err)
-	}
-	return ok && (d.ID == "" || string(d.ID) == t.ID), nil
 }
