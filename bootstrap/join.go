@@ -2,8 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"fmt"
-	"net"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -49,7 +47,7 @@ func runJoiner(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, s *metastore
 	if len(cfg.Cluster.Peers) == 0 {
 		return nil // a single node has nobody to join
 	}
-	peers, err := peerRPCAddrs(cfg, id)
+	peers, err := probeAddrs(cfg, id) // the same addresses as the empty-volume probe
 	if err != nil {
 		return err
 	}
@@ -70,26 +68,4 @@ func runJoiner(lc fx.Lifecycle, cfg config.Config, id NodeIdentity, s *metastore
 // from an empty data directory (a join-only start, §9.5).
 func joinRequest(id NodeIdentity, empty bool) ports.JoinRequest {
 	return ports.JoinRequest{NodeID: id.ID, RaftAddr: id.RaftAddr, DataDirEmpty: empty, EntryTypes: meta.AppliesThroughType}
-}
-
-// peerRPCAddrs are the node-RPC addresses of the configured peers, this
-// node excluded: each peer's Raft host with the shared client port
-// (internals.md §9.1), which is this node's own http.addr port.
-func peerRPCAddrs(cfg config.Config, id NodeIdentity) ([]string, error) {
-	_, port, err := net.SplitHostPort(id.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("http address %q: %w", id.HTTPAddr, err)
-	}
-	out := make([]string, 0, len(cfg.Cluster.Peers))
-	for _, p := range cfg.Cluster.Peers {
-		if p.ID == id.ID {
-			continue
-		}
-		host, _, err := net.SplitHostPort(p.Addr)
-		if err != nil {
-			return nil, fmt.Errorf("cluster.peers entry %s@%s: %w", p.ID, p.Addr, err)
-		}
-		out = append(out, net.JoinHostPort(host, port))
-	}
-	return out, nil
 }

@@ -30,16 +30,6 @@ func TestInitialMembersFromConfig(t *testing.T) {
 	}
 }
 
-// ensure that a joiner asks each other peer at its Raft host and the shared
-// client port (internals.md §9.1).
-func TestPeerRPCAddrsShareTheClientPort(t *testing.T) {
-	cfg := config.Config{Cluster: config.Cluster{Peers: threePeers()}}
-	got, err := peerRPCAddrs(cfg, NodeIdentity{ID: "n1", HTTPAddr: "10.0.0.1:7942"})
-	if err != nil || !reflect.DeepEqual(got, []string{"10.0.0.2:7942", "[fd00::3]:7942"}) {
-		t.Fatalf("%v, %v", got, err)
-	}
-}
-
 type staticFreshness struct{ ports.MetadataFreshness }
 
 func (staticFreshness) CaughtUp() bool { return true }

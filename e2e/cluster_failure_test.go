@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -298,86 +297,4 @@ func waitRefused(t *testing.T, p *metaProbe, t0 time.Time, within time.Duration)
 	}
 	t.Errorf("no topic create answered 503 within %s of losing the quorum; outcomes %v", within, p.outcomes(t0))
 	return probeResult{start: t0, end: t0}
-}
-
-// longScenariosEnv, set to 1, runs the scenarios that wait out the
-// cluster's own timers (about a minute each); CI leaves them out.
-const longScenariosEnv = "NARAD_E2E_LONG"
-
-// deadMarkWithin bounds how long after a kill the leader marks the node
-// dead: 30 s of silence (and 30 s of the leader's term) plus a 10 s
-// controller tick (internals.md §8.7, §9.4), with slack.
-const deadMarkWithin = 60 * time.Second
-
-// ensure that an owner down long enough to be marked dead turns its pinned consumes and its acks into 503 "partition owner is down; retry later" with Retry-After 1 while produce and the live owners' consumes go on, and that after its restart it is revived and every accepted id is delivered (internals.md §1.4, §1.7 "Node down", §9.4; api.md §2.14, §3.3).
-func TestClusterOwnerMarkedDeadAndRevivedLosesNothing(t *testing.T) {
-	if os.Getenv(longScenariosEnv) != "1" {
-		t.Skipf("waits out the 30 s dead timeout (about a minute): set %s=1 to run it", longScenariosEnv)
-	}
-	nodes := failoverCluster(t, "deadowner")
-	victim := others(len(nodes), leaderIndex(t, nodes, 0, 1, 2))[0]
-	live := (victim + 1) % len(nodes)
-	owner := fmt.Sprintf("n%d", victim+1)
-	w := pacedWorkload(t, nodes, "deadowner")
-	pinned := partitionOf(t, nodes[live], "deadowner", owner)
-
-	nodes[victim].kill9()
-	killedAt := time.Now()
-	status, body, retryAfter := waitPinnedDown(t, nodes[live], "deadowner", pinned, deadMarkWithin)
-	t.Logf("%s marked dead: pinned consume of partition %d via n%d answers %d %q (Retry-After %q) %s after the kill",
-		owner, pinned, live+1, status, body, retryAfter, time.Since(killedAt).Round(time.Millisecond))
-	if retryAfter != "1" {
-		t.Errorf("pinned consume of a dead owner's partition: Retry-After %q, want 1", retryAfter)
-	}
-	before, got := w.accepted.Load(), w.l.deliveries()
-	w.waitAccepted(int(before)+outageAccepted, 30*time.Second)
-	w.waitDelivered(got+outageDelivered, 30*time.Second)
-
-	nodes[victim].restart()
-	t.Logf("%s back %s after the kill", owner, time.Since(killedAt).Round(time.Millisecond))
-	w.finishAfter(loadAfterRestart)
-	w.verify("owner marked dead")
-}
-
-// partitionOf returns a partition of topic that owner owns, read via n.
-func partitionOf(t *testing.T, n *node, topic, owner string) int {
-	t.Helper()
-	tp, err := client(t, n).Topic(context.Background(), topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range tp.PartitionStats {
-		if s.OwnerNode == owner {
-			return s.Index
-		}
-	}
-	t.Fatalf("%s owns no partition of %s: %+v", owner, topic, tp.PartitionStats)
-	return -1
-}
-
-// waitPinnedDown polls a consume pinned to partition p via n until it
-// answers 503, and returns the answer.
-func waitPinnedDown(t *testing.T, n *node, topic string, p int, within time.Duration) (int, string, string) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	last := ""
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(fmt.Sprintf("%s/v1/topics/%s/consume?partition=%d", n.url, topic, p))
-		if err != nil {
-			t.Fatalf("pinned consume via %s: %v", n.url, err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		last = fmt.Sprintf("%d %s", resp.StatusCode, body)
-		switch resp.StatusCode {
-		case http.StatusServiceUnavailable:
-			return resp.StatusCode, strings.TrimSpace(string(body)), resp.Header.Get("Retry-After")
-		case http.StatusBadGateway:
-		default:
-			t.Fatalf("pinned consume of partition %d while its owner is down: %s, want 502 then 503", p, last)
-		}
-		time.Sleep(500 * time.Millisecond) // polling the cluster, bounded by the deadline
-	}
-	t.Fatalf("pinned consume of partition %d never answered 503 within %s of its owner's death; last %s", p, within, last)
-	return 0, "", ""
 }

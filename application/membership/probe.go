@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +20,11 @@ type ProbeConfig struct {
 	// Request is this node's join (its id, Raft address, an empty data
 	// directory, its newest entry type).
 	Request ports.JoinRequest
-	// Peers are the node-RPC addresses of the configured peers, this node
-	// excluded.
+	// Peers are the node-RPC addresses to ask, this node's own excluded:
+	// at least one per configured peer, and possibly more than one when
+	// the configuration alone cannot say which a peer serves on (see
+	// bootstrap's probeAddrs); an address nobody serves on is simply no
+	// evidence.
 	Peers []string
 	Log   *slog.Logger
 	// Wait pauses between rounds; nil waits on a timer (tests pass one
@@ -83,6 +87,14 @@ type ProbeResult struct {
 //   - 412 (no cluster), an unreachable or silent peer, anything else: no
 //     evidence.
 //
+// When a round shows a cluster but no leader answered, and a 421 names the
+// leader at an address the round did not ask (its node-RPC address from
+// the member table, the one source that does not depend on how the peers'
+// ports are configured), the probe asks that leader once before it ends:
+// a leader's answer says this node's role, and only a join that reaches
+// the leader makes it hand its leadership over to a voter whose volume
+// was wiped (Admitter), before this node's empty replica starts.
+//
 // ctx ending stops the probe with no evidence found.
 func ProbeForCluster(ctx context.Context, cfg ProbeConfig) ProbeResult {
 	wait := cfg.Wait
@@ -93,7 +105,7 @@ func ProbeForCluster(ctx context.Context, cfg ProbeConfig) ProbeResult {
 		if round > 1 && wait(ctx, probeRoundPause) != nil {
 			return ProbeResult{}
 		}
-		if r := probeRound(ctx, cfg); r.Found {
+		if r := followLeaderHint(ctx, cfg, probeRound(ctx, cfg)); r.Found {
 			if errors.Is(r.err, domain.ErrClusterAuth) {
 				cfg.Log.Error("a peer refused this node's cluster secret during the empty-volume probe; counting it as a configured cluster",
 					slog.String("peer", r.Peer), slog.Any("error", r.err))
@@ -112,7 +124,8 @@ type probeAnswer struct {
 
 // probeRound asks every peer at once and returns the first peer, in the
 // configured order, whose answer shows a configured cluster; a leader's
-// answer (200 or 409) first, since only it says this node's role.
+// answer (200 or 409) first, since only it says this node's role, then a
+// 421 that names the leader (followLeaderHint may ask it).
 func probeRound(ctx context.Context, cfg ProbeConfig) probeAnswer {
 	answers := make([]probeAnswer, len(cfg.Peers))
 	var wg sync.WaitGroup
@@ -129,11 +142,37 @@ func probeRound(ctx context.Context, cfg ProbeConfig) probeAnswer {
 		switch {
 		case a.Found && a.fromLeader():
 			return a
-		case a.Found && !first.Found:
+		case a.Found && (!first.Found || first.leaderHint() == "" && a.leaderHint() != ""):
 			first = a
 		}
 	}
 	return first
+}
+
+// followLeaderHint asks the leader a non-leader's 421 named when the round
+// found a cluster but no leader answered and the round did not ask that
+// address; the leader's answer replaces the 421 when it shows a cluster.
+func followLeaderHint(ctx context.Context, cfg ProbeConfig, a probeAnswer) probeAnswer {
+	leader := a.leaderHint()
+	if !a.Found || a.fromLeader() || leader == "" || slices.Contains(cfg.Peers, leader) {
+		return a
+	}
+	if b := probePeer(ctx, cfg, leader); b.Found {
+		cfg.Log.Info("asked the leader a peer named during the empty-volume probe",
+			slog.String("peer", a.Peer), slog.String("leader", leader), slog.String("answer", b.Answer))
+		return b
+	}
+	return a
+}
+
+// leaderHint is the leader address a 421 names when it may be followed,
+// "" otherwise.
+func (a probeAnswer) leaderHint() string {
+	var nl *domain.NotLeaderError
+	if !errors.As(a.err, &nl) || !validHint(nl.LeaderAddr) {
+		return ""
+	}
+	return nl.LeaderAddr
 }
 
 // fromLeader reports whether the answer came from the leader: an

@@ -70,7 +70,7 @@ func TestProbeForClusterDecidesFromAnswers(t *testing.T) {
 		{name: "tombstoned_409_joins", script: map[string][]answer{"p2": {tombstoned}}, found: true, peer: "p2", rounds: 1},
 		{name: "older_release_409_joins", script: map[string][]answer{"p2": {olderRelease}}, found: true, peer: "p2", rounds: 1},
 		{name: "refused_secret_joins", script: map[string][]answer{"p1": {secretRefused}}, found: true, voter: true, peer: "p1", rounds: 1},
-		{name: "answer_on_round_3_joins", script: map[string][]answer{"p1": {down, down, hint("p2:1")}}, found: true, voter: true, peer: "p1", rounds: 3},
+		{name: "answer_on_round_3_joins", script: map[string][]answer{"p1": {down, down, hint("")}}, found: true, voter: true, peer: "p1", rounds: 3},
 		{name: "412_then_421_joins", script: map[string][]answer{"p2": {noCluster, hint("")}}, found: true, voter: true, peer: "p2", rounds: 2},
 	}
 	for _, tc := range cases {
@@ -130,5 +130,47 @@ func TestProbeBoundsEachPeer(t *testing.T) {
 	})
 	if got <= 0 || got > 2*time.Second {
 		t.Fatalf("peer deadline %v, want within 2s", got)
+	}
+}
+
+// Ensure that a round that reached only non-leaders asks the leader a 421
+// names at an address the round did not ask (the member table's node-RPC
+// address, however the peers' ports are laid out), once, and takes its
+// answer: the leader's join is what says this node's role and what makes
+// it hand its leadership over to a wiped voter. A 421 naming a peer the
+// round asked, an invalid address or a leader that does not answer leaves
+// the 421 as the verdict.
+func TestProbeFollowsALeaderHint(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		script map[string][]answer
+		peer   string
+		voter  bool
+		asked  int
+	}{
+		{name: "leader_named_elsewhere_answers", script: map[string][]answer{"p1:1": {hint("h:7")}, "h:7": {admitted("staged")}}, peer: "h:7", asked: 3},
+		{name: "leader_named_elsewhere_says_voter", script: map[string][]answer{"p2:1": {hint("h:7")}, "h:7": {admitted("voter")}}, peer: "h:7", voter: true, asked: 3},
+		{name: "hinted_421_outranks_silent_421", script: map[string][]answer{"p1:1": {hint("")}, "p2:1": {hint("h:7")}, "h:7": {admitted("staged")}}, peer: "h:7", asked: 3},
+		{name: "leader_named_elsewhere_silent", script: map[string][]answer{"p1:1": {hint("h:7")}}, peer: "p1:1", voter: true, asked: 3},
+		{name: "leader_named_among_peers_not_asked_twice", script: map[string][]answer{"p1:1": {hint("p2:1")}}, peer: "p1:1", voter: true, asked: 2},
+		{name: "invalid_hint_not_followed", script: map[string][]answer{"p1:1": {hint("h:0")}}, peer: "p1:1", voter: true, asked: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			send := newSender()
+			for addr, as := range tc.script {
+				send.on(addr, as...)
+			}
+			r := newProbeRig(send)
+			got := r.run(context.Background(), "p1:1", "p2:1")
+			if !got.Found || got.Peer != tc.peer || got.AsVoter != tc.voter {
+				t.Fatalf("probe = %+v, want found via %q as voter=%v", got, tc.peer, tc.voter)
+			}
+			if n := send.count(); n != tc.asked || len(r.pauses) != 0 {
+				t.Fatalf("asked %d times over %d pauses, want %d asks in one round", n, len(r.pauses), tc.asked)
+			}
+		})
 	}
 }
