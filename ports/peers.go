@@ -26,7 +26,11 @@ type PeerCommitter interface {
 	// domain.ErrTopicNotFound (the peer has no such incarnation),
 	// domain.ErrUnavailable, ... Any error but ErrTopicNotFound may leave
 	// records to commit: the caller keeps them and retries (a retry may
-	// duplicate, never lose).
+	// duplicate, never lose). A node that falls silent (sends nothing at
+	// all, as when cut off the network) fails the call within a few
+	// seconds, as domain.ErrNoAnswer once the request left, whatever ctx's
+	// deadline (internals.md §10.1), so a commit's 30 s budget is not how
+	// long a silent owner holds its records.
 	CommitBatch(ctx context.Context, node string, req CommitRequest) (first int64, err error)
 	// CommitBatches asks node to commit several batches, independently of
 	// one another, in as few round trips as node takes (one, where it

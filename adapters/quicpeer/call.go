@@ -17,6 +17,8 @@ import (
 // partial frame breaks the stream, so the rest never arrives), or when the
 // stream's proofs failed, which happens before any request is written.
 func (c *Client) exchange(ctx context.Context, pc *peerConn, peerAddr string, op Op, req []byte) (resp []byte, sent bool, err error) {
+	pc.calls.Add(1) // the silent-peer watchdog judges only connections with calls
+	defer pc.calls.Add(-1)
 	ps, err := c.stream(ctx, pc, peerAddr, laneOf(op))
 	if err != nil {
 		return nil, false, err

@@ -58,7 +58,7 @@ const (
 	codeBadFrame = 3 // a frame could not be decoded
 	codeShutdown = 4 // the node is closing
 	codeAuthConn = 5 // connection closed after the peer failed to prove the secret
-	codeSilent   = 6 // connection closed: a liveness ping went unanswered
+	codeSilent   = 6 // connection closed: a liveness ping went unanswered, or the peer fell silent
 )
 
 // Lanes (internals.md §10.1): the pooled streams of one connection, per
@@ -77,6 +77,31 @@ const (
 const (
 	pingIntervalMin = 1 * time.Second
 	pongTimeout     = 1 * time.Second
+)
+
+// Silent-peer watchdog (internals.md §10.1 liveness backstop, extended by
+// issue 15; ours, not the original's): a peer cut off the network sends
+// nothing, and before this a call to it waited out its deadline (a
+// commit's is 30 s, §10.3). While calls are in flight on a connection,
+// any QUIC packet from the peer (a reply, a pong, an ACK of our bytes) is
+// life; after silentPingAfterDuration of none the connection is pinged
+// (under pingIntervalMin), and after silentPeerAfterDuration of none it is
+// closed, failing its calls at once. Detection takes between
+// silentPeerAfterDuration and that plus silentCheckIntervalDuration after
+// the peer's last packet, whatever the calls' deadlines. A connection with
+// no call in flight is never judged.
+const (
+	// silentCheckIntervalDuration: how often each connection's watchdog
+	// looks at the packets received.
+	silentCheckIntervalDuration = 250 * time.Millisecond
+	// silentPingAfterDuration: a connection with calls in flight that
+	// received nothing this long is pinged.
+	silentPingAfterDuration = 500 * time.Millisecond
+	// silentPeerAfterDuration: a connection with calls in flight that
+	// received nothing this long (three pings' worth) is closed. It stays
+	// at the reroute grace of the produce dispatcher (§3.3, 3 s), so a
+	// silent owner's commits fail about when its records may reroute.
+	silentPeerAfterDuration = 3 * time.Second
 )
 
 // Timing and sizing (internals.md §10.1, §10.3, Appendix A "Node RPC").

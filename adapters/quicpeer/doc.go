@@ -139,6 +139,10 @@
 // to the call waiting for its id. A call without a deadline gets 5 s. A
 // call whose context ends drops only its own waiter and sends a cancel
 // frame; one that ended on its deadline also pings the peer (liveness.go).
+// Beside each connection a watchdog (liveness.go) pings a peer that has sent
+// no packet for 500 ms while calls are in flight, and closes the
+// connection after 3 s of such silence (a peer cut off the network, not
+// dead), failing its calls at once whatever their deadlines.
 // A write that sent no byte leaves the stream open; a partial write, an
 // unreadable frame or a reset breaks the stream, failing the calls waiting
 // on it (as possibly run when their request was written whole), and the

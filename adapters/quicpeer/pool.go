@@ -21,6 +21,11 @@ type peerConn struct {
 	received atomic.Int64 // bytes read on any stream, for the liveness ping
 	pinging  atomic.Bool  // a liveness ping is in flight
 	lastPing atomic.Int64 // unix nanoseconds of the last liveness ping
+	calls    atomic.Int64 // calls in flight, for the silent-peer watchdog
+	// keepaliveBusy: a ping of the silent-peer watchdog is being written;
+	// keepalives counts the watchdog's pings (tests).
+	keepaliveBusy atomic.Bool
+	keepalives    atomic.Int64
 }
 
 // peer is the pool entry of one address. Guarded by Client.mu.
@@ -95,6 +100,8 @@ func (c *Client) dial(addr string, p *peer, done chan struct{}) {
 		p.backoff, p.retryAt, p.dialErr = 0, time.Time{}, nil
 		p.pc = pc
 		c.dials.Add(1)
+		c.wg.Add(1)
+		go c.watch(pc, addr)
 	}
 }
 

@@ -98,9 +98,10 @@ const (
 	// this long.
 	failureBackoffDuration = time.Second
 	// rerouteGraceDuration: a destination whose commits have failed this
-	// long, from the start of the first failed attempt, sends its records
-	// to a sibling partition (internals.md §3.4); at once when its owner
-	// is marked dead.
+	// long, from the start of the first failed attempt, or whose commit in
+	// flight has hung this long from its start (an owner cut off the
+	// network), sends its records to a sibling partition (internals.md
+	// §3.3, §3.4; issue 15); at once when its owner is marked dead.
 	rerouteGraceDuration = 3 * time.Second
 	// resolveRetryInterval: an unassigned partition is looked up again this
 	// often.

@@ -20,18 +20,30 @@ type commitResult struct {
 }
 
 // markHung stops counting commits in flight for hungAfterDuration against
-// the limit, and returns what queued behind them to the WAL.
+// the limit, and returns what queued behind them to the WAL. A commit hung
+// for the reroute grace (counted from its start, like a failed one's) makes
+// its destination's records go to a sibling until it lands (internals.md
+// §3.4: an owner that holds a commit that long, silent or slow, is not
+// healthy); a rescan places those already skipped at once. The commit
+// itself is never duplicated: its records wait for its outcome.
 func (d *Dispatcher) markHung(now time.Time) {
 	for _, ds := range d.dests {
-		if ds.flight == nil || ds.flight.hung || now.Sub(ds.flight.started) < hungAfterDuration {
+		f := ds.flight
+		if f == nil || now.Sub(f.started) < hungAfterDuration {
 			continue
 		}
-		ds.flight.hung = true
-		d.release(ds.flight.group)
-		d.unhold(ds.queue)
-		ds.queue = nil
-		d.log.Warn("produce commit hung; records behind it stay in the ingress WAL",
-			slog.String("topic", ds.key.topic), slog.Int("partition", int(ds.key.partition)))
+		if !f.hung {
+			f.hung = true
+			d.release(f.group)
+			d.unhold(ds.queue)
+			ds.queue = nil
+			d.log.Warn("produce commit hung; records behind it stay in the ingress WAL until it lands or the reroute grace passes",
+				slog.String("topic", ds.key.topic), slog.Int("partition", int(ds.key.partition)), slog.String("owner", f.owner))
+		}
+		if !f.overdue && now.Sub(f.started) >= rerouteGraceDuration {
+			f.overdue = true
+			d.rescanDue = true
+		}
 	}
 }
 
@@ -74,6 +86,10 @@ func (d *Dispatcher) settle(r commitResult) {
 			ds.failingSince = started
 		}
 		ds.failing = true
+		ds.unreachable = ""
+		if errors.Is(r.err, domain.ErrNotSent) || errors.Is(r.err, domain.ErrNoAnswer) {
+			ds.unreachable = r.owner // the owner, not the partition: no sibling on it either
+		}
 		ds.retryAt = now.Add(failureBackoffDuration)
 		d.warnOnce(ds, "produce commit failed; records stay in the ingress WAL and are retried", r.err)
 	}
@@ -86,7 +102,7 @@ func (d *Dispatcher) succeeded(ds *dest, r commitResult) {
 		d.log.Info("produce commits to the partition recovered", slog.String("topic", ds.key.topic),
 			slog.Int("partition", int(ds.key.partition)), slog.String("owner", r.owner))
 	}
-	ds.failing, ds.warned, ds.rerouted = false, false, noteNone
+	ds.failing, ds.warned, ds.rerouted, ds.unreachable = false, false, noteNone, ""
 	if ds.skipped > 0 {
 		d.rescanDue = true
 	}

@@ -19,6 +19,9 @@ type viewCache struct {
 	owners  map[destKey]ownerView
 	members map[string]string // member id -> status; nil until read
 	targets map[destKey]*dest // reroute target per origin (nil: none)
+	// troubled holds the owners with a commit hung, or failing on the
+	// transport, on some destination; nil until asked (dispatcher_reroute.go).
+	troubled map[string]bool
 }
 
 type topicView struct {

@@ -12,7 +12,11 @@ import (
 // flight is one destination's commit in flight.
 type flight struct {
 	started time.Time
+	owner   string // the node the commit went to
 	hung    bool
+	// overdue: hung for the reroute grace; the records of its destination
+	// go to a sibling meanwhile (internals.md §3.4).
+	overdue bool
 	group   *commitGroup
 }
 
@@ -111,7 +115,7 @@ func (d *Dispatcher) launch(now time.Time, owner string, dests []*dest) int {
 		batch, size := d.takeBatch(ds, budget)
 		budget -= size
 		ds.busyEnd = busyUntil(now, d.busyStep(owner))
-		ds.flight = &flight{started: now, group: group}
+		ds.flight = &flight{started: now, owner: owner, group: group}
 		items = append(items, groupItem{key: ds.key, batch: batch})
 	}
 	d.inflight++

@@ -41,6 +41,9 @@ type dest struct {
 	skipped int     // this destination's records left in the WAL
 	flight  *flight // the commit in flight, if any
 	failing bool    // the last commit failed; queue holds the probe
+	// unreachable is the owner the last failed commit could not reach
+	// (a transport failure), "" otherwise.
+	unreachable string
 	// failingSince is when the first failed attempt of the current run of
 	// failures started (the reroute grace runs from it).
 	failingSince time.Time

@@ -7,12 +7,15 @@ import (
 )
 
 // Reroute (internals.md §3.4). A destination reroutes while its owner is
-// marked dead, or once its commits have failed for rerouteGraceDuration
-// since the start of the first failed attempt (time, not attempts, so a
-// short handoff or restart does not scatter records). Its records then go
-// to the first sibling partition p+1, p+2, … mod N whose owner membership
-// reports alive and whose own commits are neither failing nor hung; with
-// none they stay in the WAL. A record keeps its place in the WAL under its
+// marked dead, once its commits have failed for rerouteGraceDuration since
+// the start of the first failed attempt (time, not attempts, so a short
+// handoff or restart does not scatter records), or while a commit of it
+// has hung for rerouteGraceDuration since it started (an owner cut off the
+// network answers nothing: its commit neither lands nor fails until the
+// transport gives up on it). Its records then go to the first sibling
+// partition p+1, p+2, … mod N whose owner membership reports alive and is
+// healthy (no commit to it hung, none failing on the transport) and whose
+// own commits are neither failing nor hung; with none they stay in the WAL. A record keeps its place in the WAL under its
 // own partition: holding it on the sibling's queue is the rewrite, and if
 // that commit fails it returns to the WAL as its own partition's again.
 //
@@ -70,13 +73,37 @@ func (d *Dispatcher) alive(views *viewCache, node string) bool {
 	return node == d.self || views.status(node) == meta.StatusAlive
 }
 
-// rerouting reports whether records of ds go to a sibling now.
+// rerouting reports whether records of ds go to a sibling now: its commits
+// have failed, or its commit in flight has hung, for the reroute grace, or
+// its owner is marked dead.
 func (d *Dispatcher) rerouting(ds *dest, views *viewCache) bool {
-	if ds.failing && views.now.Sub(ds.failingSince) >= rerouteGraceDuration {
+	switch {
+	case ds.failing && views.now.Sub(ds.failingSince) >= rerouteGraceDuration:
+		return true
+	case ds.flight != nil && ds.flight.hung && views.now.Sub(ds.flight.started) >= rerouteGraceDuration:
 		return true
 	}
 	owner, ok := views.owner(ds.key)
 	return ok && d.dead(views, owner)
+}
+
+// troubled reports whether owner has a commit hung, or failing on the
+// transport, on any destination: none of its partitions is a healthy
+// sibling then, though its other destinations learn of it only by their
+// own commits.
+func (d *Dispatcher) troubled(views *viewCache, owner string) bool {
+	if views.troubled == nil {
+		views.troubled = map[string]bool{}
+		for _, ds := range d.dests {
+			if ds.flight != nil && ds.flight.hung {
+				views.troubled[ds.flight.owner] = true
+			}
+			if ds.failing && ds.unreachable != "" {
+				views.troubled[ds.unreachable] = true
+			}
+		}
+	}
+	return views.troubled[owner]
 }
 
 // needsProbe reports whether the next record of a failing ds must stay on
@@ -107,7 +134,8 @@ func (d *Dispatcher) target(ds *dest, views *viewCache) *dest {
 }
 
 // sibling finds the first partition after ds's (mod the topic's count)
-// whose owner is alive and whose commits are neither failing nor hung.
+// whose owner is alive and not troubled and whose commits are neither
+// failing nor hung.
 func (d *Dispatcher) sibling(ds *dest, views *viewCache) *dest {
 	tv := views.get(ds.key.topic)
 	if !tv.live(ds.key.id) || tv.t.Partitions < 2 {
@@ -118,7 +146,7 @@ func (d *Dispatcher) sibling(ds *dest, views *viewCache) *dest {
 		key := ds.key
 		key.partition = (ds.key.partition%n + i) % n
 		owner, ok := views.owner(key)
-		if !ok || !d.alive(views, owner) {
+		if !ok || !d.alive(views, owner) || d.troubled(views, owner) {
 			continue
 		}
 		if c := d.dests[key]; c != nil && (c.failing || (c.flight != nil && c.flight.hung)) {
@@ -151,9 +179,9 @@ func (d *Dispatcher) warnReroute(ds *dest, to *dest) {
 	ds.rerouted = note
 	attrs := []any{slog.String("topic", ds.key.topic), slog.String("topic_id", string(ds.key.id)), slog.Int("partition", int(ds.key.partition))}
 	if to == nil {
-		d.log.Warn("produce commits to the partition are failing or its owner is down, and no sibling partition can take its records; they stay in the ingress WAL", attrs...)
+		d.log.Warn("produce commits to the partition are failing or hung, or its owner is down, and no sibling partition can take its records; they stay in the ingress WAL", attrs...)
 		return
 	}
-	d.log.Warn("produce commits to the partition are failing or its owner is down; its records go to a sibling partition",
+	d.log.Warn("produce commits to the partition are failing or hung, or its owner is down; its records go to a sibling partition",
 		append(attrs, slog.Int("to_partition", int(to.key.partition)))...)
 }
