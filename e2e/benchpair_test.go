@@ -106,7 +106,7 @@ func benchAgainst(t *testing.T, nodes []*node, count, producers int, userPasswor
 	}
 	waitPlaced(t, c, benchTopic)
 	before := cpuOf(t, nodes)
-	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json",
+	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json", "--client", "pinned",
 		"--count", strconv.Itoa(count), "--producers", strconv.Itoa(producers),
 		"--consumers", benchConsumers, "--consume-batch", benchConsumeBatch, "--servers", strings.Join(urls, ","))...)
 	var out, errOut bytes.Buffer

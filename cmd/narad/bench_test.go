@@ -252,31 +252,39 @@ func TestBenchFailsOnLostMessage(t *testing.T) {
 	}
 }
 
-// ensure that a produce-only run spreads its producers over --servers, each
-// producer keeping to one server, and reports rates and latencies.
+// ensure that a produce-only run spreads its producers over --servers and
+// reports rates and latencies: with --client pinned each producer keeps to
+// one server over one connection (as before --client existed); with the
+// default http client every request takes the next server in turn.
 func TestBenchProduceOnlyOverServers(t *testing.T) {
 	t.Parallel()
-	b1, b2 := newFakeBroker(t), newFakeBroker(t)
-	b1.addTopic("bench", 3)
-	b2.addTopic("bench", 3)
-	r := runCLI(t, cliOpts{}, "bench", "bench", "--count", "40", "--producers", "2", "--rate", "400", "--servers", b1.url()+", "+b2.url())
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	n1, n2 := len(b1.lines("POST /v1/topics/bench/produce")), len(b2.lines("POST /v1/topics/bench/produce"))
-	if n1 == 0 || n2 == 0 || n1+n2 != 40 {
-		t.Fatalf("requests split %d/%d, want 40 over both servers", n1, n2)
-	}
-	if c1, c2 := b1.connections(), b2.connections(); c1 != 1 || c2 != 1 {
-		t.Fatalf("%d and %d connections, want one producer's connection on each server", c1, c2)
-	}
-	for _, want := range []string{"40 accepted, 0 failed", "produce latency p50 ", "result PASS"} {
-		if !strings.Contains(squash(r.stdout), want) {
-			t.Fatalf("report lacks %q:\n%s", want, r.stdout)
-		}
-	}
-	if strings.Contains(r.stdout, "consumed") {
-		t.Fatalf("a produce-only run reported consumption:\n%s", r.stdout)
+	for _, mode := range clientModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			b1, b2 := newFakeBroker(t), newFakeBroker(t)
+			b1.addTopic("bench", 3)
+			b2.addTopic("bench", 3)
+			metrics := newFakeMetrics(t, 0, 0.1, nil) // scrapes elsewhere, so the brokers count produce connections only
+			r := runCLI(t, cliOpts{}, "bench", "bench", "--client", mode, "--count", "40", "--producers", "2", "--rate", "400", "--servers", b1.url()+", "+b2.url(), "--metrics", metrics.url())
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			n1, n2 := len(b1.lines("POST /v1/topics/bench/produce")), len(b2.lines("POST /v1/topics/bench/produce"))
+			if mode == clientPinned && (n1 == 0 || n2 == 0 || n1+n2 != 40) || mode == clientHTTP && (n1 != 20 || n2 != 20) {
+				t.Fatalf("requests split %d/%d, want 40 over both servers", n1, n2)
+			}
+			if c1, c2 := b1.connections(), b2.connections(); mode == clientPinned && (c1 != 1 || c2 != 1) {
+				t.Fatalf("%d and %d connections, want one producer's connection on each server", c1, c2)
+			}
+			for _, want := range []string{"client " + clientDesc[mode], "40 accepted, 0 failed", "produce latency p50 ", "node CPU 0.10s on 1 of 1 node(s)", "result PASS"} {
+				if !strings.Contains(squash(r.stdout), want) {
+					t.Fatalf("report lacks %q:\n%s", want, r.stdout)
+				}
+			}
+			if strings.Contains(r.stdout, "consumed") {
+				t.Fatalf("a produce-only run reported consumption:\n%s", r.stdout)
+			}
+		})
 	}
 }
 
@@ -297,6 +305,8 @@ func TestBenchRefusals(t *testing.T) {
 		"produce_batch_range": {args: []string{"--produce-batch", "0"}, code: 2, msg: "--produce-batch must be 1 to 1000"},
 		"payload_mode":        {args: []string{"--payload", "xml"}, code: 2, msg: "--payload must be one of json, text, binary, mixed"},
 		"zero_count":          {args: []string{"--count", "0"}, code: 2, msg: "--count must be >= 1"},
+		"client_mode":         {args: []string{"--client", "fast"}, code: 2, msg: "--client must be one of http, pinned"},
+		"metrics_url":         {args: []string{"--metrics", "localhost:9100"}, code: 2, msg: `--metrics: "localhost:9100" is not an http(s) URL`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
