@@ -3,6 +3,7 @@ module github.com/narad/narad
 go 1.26.4
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/gin-gonic/gin v1.12.0
 	github.com/klauspost/compress v1.20.4
