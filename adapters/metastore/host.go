@@ -84,7 +84,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metastore: start node host %s at %s: %w", cfg.NodeID, cfg.RaftAddr, err)
 	}
-	logTransport(log, rtls)
+	logTransport(log, rtls, cfg.RaftAddr)
 	return &Host{cfg: cfg, nh: nh, log: log, tenures: ten, links: links}, nil
 }
 

@@ -21,6 +21,7 @@ var (
 
 func routeDragonboatLogs(z *zap.Logger) {
 	raftLog.Store(z.With(zap.String("component", "raft")))
+	hostStarted.Store(time.Now().UnixNano())
 	installLogger.Do(func() {
 		logger.SetLoggerFactory(func(pkg string) logger.ILogger {
 			return &zapRaftLogger{pkg: pkg, level: int32(logger.WARNING)}
@@ -42,6 +43,21 @@ const leaderlessWarnEvery = 5 * time.Second
 
 var lastLeaderlessWarn atomic.Int64 // unix nanoseconds
 
+// A node proposes its first entries (its member record, the root account)
+// while its first election is still running, so a "no leader" warning in
+// the first leaderlessStartGrace after a Host starts is routine and logged
+// at info; one still there after the grace is a warning again.
+const leaderlessStartGrace = 10 * time.Second
+
+var hostStarted atomic.Int64 // unix nanoseconds of the latest Host's start
+
+// leaderlessAtStart reports whether msg is a "no leader" message logged
+// within leaderlessStartGrace of the latest Host's start.
+func leaderlessAtStart(msg string, now time.Time) bool {
+	started := hostStarted.Load()
+	return started != 0 && now.UnixNano()-started < int64(leaderlessStartGrace) && strings.Contains(msg, ", no leader")
+}
+
 // leaderlessRepeat reports whether msg is a "dropped ..., no leader"
 // warning that one logged within leaderlessWarnEvery already covers.
 func leaderlessRepeat(msg string, now time.Time) bool {
@@ -53,6 +69,27 @@ func leaderlessRepeat(msg string, now time.Time) bool {
 		return true
 	}
 	return !lastLeaderlessWarn.CompareAndSwap(last, now.UnixNano())
+}
+
+// routineElection reports whether msg is one of the warnings dragonboat
+// logs on every ordinary start: its config package's plaintext notice
+// (logTransport says it better, knowing the address), and its raft
+// package's election steps (a node starting a pre-vote or a vote, counting
+// the answers, changing role). An operator should read them as info, not
+// as something to act on. Anything else stays a warning.
+func routineElection(msg string) bool {
+	for _, s := range routineElectionMessages {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var routineElectionMessages = []string{
+	"mutual TLS disabled, communication is insecure", // logTransport says it, knowing the address
+	" became PreVote candidate", " became candidate", " became leader", " became follower",
+	" received RequestPreVoteResp ", " received RequestVoteResp ",
 }
 
 func (l *zapRaftLogger) SetLevel(level logger.LogLevel) { atomic.StoreInt32(&l.level, int32(level)) }
@@ -80,11 +117,17 @@ func (l *zapRaftLogger) Warningf(format string, args ...any) {
 		return
 	}
 	msg := fmt.Sprintf(format, args...)
-	if leaderlessRepeat(msg, time.Now()) {
+	now := time.Now()
+	switch {
+	case leaderlessAtStart(msg, now):
+		l.z().Info(msg)
+	case leaderlessRepeat(msg, now):
 		l.z().Debug(msg)
-		return
+	case routineElection(msg):
+		l.z().Info(msg)
+	default:
+		l.z().Warn(msg)
 	}
-	l.z().Warn(msg)
 }
 
 func (l *zapRaftLogger) Errorf(format string, args ...any) {

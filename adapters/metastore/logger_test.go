@@ -29,3 +29,55 @@ func TestLeaderlessWarningsAreRateLimited(t *testing.T) {
 		}
 	}
 }
+
+// Ensure that the election messages every node start logs (seen on a fresh
+// single node) read as info, while other raft warnings stay warnings.
+func TestRoutineElectionMessagesAreInfo(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t1 became PreVote candidate":                true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t1 received RequestPreVoteResp from n00460": true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t2 became candidate":                        true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t2 received RequestVoteResp from n00460":    true,
+		"[f:1,l:1,t:2,c:1,a:1] [00001:00460] t2 became leader":                           true,
+		"[f:1,l:1,t:3,c:1,a:1] [00001:00460] t3 became follower":                         true,
+		"breaker n1 to n2 failed, connect and process failed":                            false,
+		"[00001:1] t3 dropped proposal, no leader":                                       false,
+		"mutual TLS disabled, communication is insecure":                                 true,
+	} {
+		if got := routineElection(msg); got != want {
+			t.Errorf("%q: routine=%v, want %v", msg, got, want)
+		}
+	}
+}
+
+// Ensure that plaintext Raft is a warning only where other nodes can reach
+// it: a single node's loopback address is not.
+func TestLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:7943": true, "[::1]:7943": true, "localhost:7943": true, "127.0.0.5:1": true,
+		"10.0.0.1:7943": false, ":7943": false, "0.0.0.0:7943": false, "narad-0.narad:7943": false, "bad": false,
+	} {
+		if got := loopbackAddr(addr); got != want {
+			t.Errorf("%q: loopback=%v, want %v", addr, got, want)
+		}
+	}
+}
+
+// Ensure that "no leader" messages are routine only within the grace after
+// a Host starts.
+func TestLeaderlessAtStartIsRoutineOnlyDuringTheGrace(t *testing.T) {
+	prev := hostStarted.Load()
+	t.Cleanup(func() { hostStarted.Store(prev) })
+	t0 := time.Unix(1_800_000_000, 0)
+	hostStarted.Store(t0.UnixNano())
+	msg := "[00001:00460] t1 dropped proposal, no leader"
+	if !leaderlessAtStart(msg, t0.Add(time.Second)) {
+		t.Fatal("a no-leader message 1 s after the start is not routine")
+	}
+	if leaderlessAtStart(msg, t0.Add(leaderlessStartGrace)) {
+		t.Fatal("a no-leader message after the grace is routine")
+	}
+	if leaderlessAtStart("breaker n1 to n2 failed", t0.Add(time.Second)) {
+		t.Fatal("another warning at the start is routine")
+	}
+}

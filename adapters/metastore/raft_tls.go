@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"time"
@@ -215,10 +216,20 @@ func (r *raftTLS) apply(nhc *config.NodeHostConfig, log *zap.Logger) {
 	nhc.Expert.TransportFactory = &tlsTransportFactory{server: r.serverConfig(), client: r.clientConfig(), log: log}
 }
 
-// logTransport writes the one line saying which transport this node runs.
-func logTransport(log *zap.Logger, r *raftTLS) {
+// logTransport writes the one line saying which transport this node runs:
+// a warning when Raft runs in plaintext on an address other nodes can
+// reach, info when it is bound to loopback (a single node) or mutual TLS.
+// Dragonboat's own "mutual TLS disabled" warning is logged at info
+// (logger.go): this line is the one that knows the address.
+func logTransport(log *zap.Logger, r *raftTLS, raftAddr string) {
 	if r == nil {
-		log.Info("raft transport", zap.String("tls", "plaintext"))
+		if loopbackAddr(raftAddr) {
+			log.Info("raft transport", zap.String("tls", "plaintext"), zap.String("addr", raftAddr))
+			return
+		}
+		log.Warn("raft transport runs in plaintext on an address other nodes can reach: "+
+			"anyone who can connect to it can read and write the cluster's metadata (turn security on)",
+			zap.String("tls", "plaintext"), zap.String("addr", raftAddr))
 		return
 	}
 	log.Info("raft transport", zap.String("tls", "mutual"), zap.String("ca_file", r.caFile),
@@ -227,4 +238,17 @@ func logTransport(log *zap.Logger, r *raftTLS) {
 		log.Warn("raft transport: this node's certificate does not verify against its own CA bundle; "+
 			"peers trusting the same bundle will refuse it", zap.String("cert_file", r.certFile), zap.Error(r.selfCheck))
 	}
+}
+
+// loopbackAddr reports whether host:port names a loopback address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
