@@ -79,6 +79,11 @@ type MetadataHistory interface {
 type MetadataFreshness interface {
 	// AppliedIndex is the index of the newest entry the replica applied.
 	AppliedIndex() uint64
+	// Versions are the replica's per-view counters (meta.View): a pass that
+	// decodes a whole view may skip itself while the views it reads have
+	// not moved since it last ran. Counters start at zero when the replica
+	// opens and a snapshot install moves them all. Cheap; never blocks.
+	Versions() meta.Versions
 	// CaughtUp reports whether a leader is known, this node heard from it (or
 	// is it) within 5 s, and a linearizable read proved local apply reached
 	// the leader's commit index within those 5 s. Cheap; never blocks.

@@ -31,6 +31,7 @@ type MetaStore struct {
 	log        []meta.Envelope // log[i] is the entry at index i+1
 	applied    uint64
 	newest     meta.EntryType // newest entry type applied
+	versions   meta.Versions  // per-view counters, as the pebble replica keeps them
 	results    map[uint64]meta.Result
 	changed    chan struct{} // closed and replaced at every apply
 	hold       bool
@@ -120,6 +121,11 @@ func (s *MetaStore) applyPendingLocked() error {
 		if err != nil {
 			return fmt.Errorf("fake metastore: apply %d: %w", index, err)
 		}
+		views, err := meta.ViewsChanged(s.kv, ms)
+		if err != nil {
+			return fmt.Errorf("fake metastore: apply %d: %w", index, err)
+		}
+		s.versions = s.versions.Bump(views)
 		if err := meta.WriteMutations(s.kv, ms); err != nil {
 			return fmt.Errorf("fake metastore: apply %d: %w", index, err)
 		}
@@ -208,6 +214,13 @@ func (s *MetaStore) AppliedIndex() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.applied
+}
+
+// Versions are the per-view counters of what has applied.
+func (s *MetaStore) Versions() meta.Versions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.versions
 }
 
 // NewestTypeApplied is the newest entry type this replica applied.

@@ -36,7 +36,10 @@ type stateMachine struct {
 	applied atomic.Uint64
 	// newest is the newest entry type applied (the fsm_meta record).
 	newest atomic.Uint32
-	opened chan struct{} // closed once Open succeeded
+	// versions are the per-view counters (meta.View), moved after each
+	// committed batch that changed a view's rows and by every restore.
+	versions atomic.Pointer[meta.Versions]
+	opened   chan struct{} // closed once Open succeeded
 	// restores counts snapshot installs (a streamed snapshot replaced the
 	// database).
 	restores atomic.Int64
@@ -52,8 +55,21 @@ type stateMachine struct {
 }
 
 func newStateMachine(files *dbFiles, log *zap.Logger, keep int, publish func([]ports.MetaChange)) *stateMachine {
-	return &stateMachine{files: files, log: log, keep: keep, publish: publish, opened: make(chan struct{}),
+	s := &stateMachine{files: files, log: log, keep: keep, publish: publish, opened: make(chan struct{}),
 		disk: newDiskRetry()}
+	s.versions.Store(&meta.Versions{})
+	return s
+}
+
+// viewVersions returns the per-view counters as of the last committed batch.
+func (s *stateMachine) viewVersions() meta.Versions { return *s.versions.Load() }
+
+// bumpViews moves the counters of views (one writer: apply and restore).
+func (s *stateMachine) bumpViews(views meta.Views) {
+	if views != 0 {
+		v := s.versions.Load().Bump(views)
+		s.versions.Store(&v)
+	}
 }
 
 // Open opens (or creates) the current database and returns its applied index
@@ -98,15 +114,17 @@ func (s *stateMachine) Update(entries []sm.Entry) ([]sm.Entry, error) {
 	defer batch.Close()
 	changes := make([]ports.MetaChange, 0, len(entries))
 	rec := smMeta{applied: s.applied.Load(), newest: s.newestTypeApplied()}
+	var views meta.Views
 	for i := range entries {
 		e := &entries[i]
 		if e.Index <= rec.applied {
 			continue // already held: replay skips it
 		}
-		change, err := s.applyOne(batch, e)
+		change, changed, err := s.applyOne(batch, e)
 		if err != nil {
 			return nil, s.halt(e, err)
 		}
+		views |= changed
 		changes = append(changes, change)
 		rec.applied = e.Index
 		rec.newest = max(rec.newest, change.Envelope.Event.Type())
@@ -119,27 +137,33 @@ func (s *stateMachine) Update(entries []sm.Entry) ([]sm.Entry, error) {
 	}
 	s.applied.Store(rec.applied)
 	s.newest.Store(uint32(rec.newest))
+	s.bumpViews(views)
 	if s.publish != nil {
 		s.publish(changes)
 	}
 	return entries, nil
 }
 
-// applyOne decodes and applies e into batch and sets its result.
-func (s *stateMachine) applyOne(batch *pebble.Batch, e *sm.Entry) (ports.MetaChange, error) {
+// applyOne decodes and applies e into batch, sets its result and reports
+// the views its writes changed.
+func (s *stateMachine) applyOne(batch *pebble.Batch, e *sm.Entry) (ports.MetaChange, meta.Views, error) {
 	env, err := meta.Decode(e.Cmd)
 	if err != nil {
-		return ports.MetaChange{}, err
+		return ports.MetaChange{}, 0, err
 	}
 	res, muts, err := meta.Step(kvReader{batch}, e.Index, env, s.keep)
 	if err != nil {
-		return ports.MetaChange{}, err
+		return ports.MetaChange{}, 0, err
+	}
+	views, err := meta.ViewsChanged(kvReader{batch}, muts)
+	if err != nil {
+		return ports.MetaChange{}, 0, err
 	}
 	if err := meta.WriteMutations(batchWriter{batch}, muts); err != nil {
-		return ports.MetaChange{}, err
+		return ports.MetaChange{}, 0, err
 	}
 	e.Result = encodeResult(e.Index, res)
-	return ports.MetaChange{Index: e.Index, Envelope: env, Result: res}, nil
+	return ports.MetaChange{Index: e.Index, Envelope: env, Result: res}, views, nil
 }
 
 // commit records rec in batch and commits it synced, retrying a disk that

@@ -15,6 +15,7 @@ import (
 	sm "github.com/lni/dragonboat/v4/statemachine"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
 
@@ -153,6 +154,7 @@ func (s *stateMachine) RecoverFromSnapshot(r io.Reader, done <-chan struct{}) er
 	index := m.applied
 	s.restores.Add(1)
 	s.swap(db, m)
+	s.bumpViews(meta.AllViews)
 	if err := os.RemoveAll(filepath.Join(s.files.dir, old)); err != nil {
 		s.log.Warn("old metadata database not removed", zap.String("dir", old), zap.Error(err))
 	}

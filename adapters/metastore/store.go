@@ -335,6 +335,9 @@ func (s *Store) Leader() (uint64, bool) {
 // AppliedIndex is the newest entry index the state machine applied.
 func (s *Store) AppliedIndex() uint64 { return s.sm.applied.Load() }
 
+// Versions implements ports.MetadataFreshness.
+func (s *Store) Versions() meta.Versions { return s.sm.viewVersions() }
+
 // NewestTypeApplied is the newest entry type this replica's database ever
 // applied (its fsm_meta record): the join gate refuses a joiner that applies
 // less (internals §8.3 "Joining").
