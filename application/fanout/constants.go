@@ -12,6 +12,14 @@ const (
 	// orphanSweepEveryTicks: the orphan cursor-file sweep runs on the first
 	// caught-up tick and every this many caught-up ticks.
 	orphanSweepEveryTicks = 30
+	// fullPassMaxInterval: a tick whose views have not moved skips the full
+	// comparison, but never for longer than this.
+	fullPassMaxInterval = 30 * time.Second
+	// orphanSweepMaxInterval: an orphan-sweep tick with nothing moved since
+	// the last clean sweep skips it, but never for longer than this (a
+	// cursor file can also be orphaned by a crash between its cursor's stop
+	// and its removal).
+	orphanSweepMaxInterval = 10 * time.Minute
 )
 
 // Cursor loop (§6.2, §6.4, §6.7).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -48,8 +49,13 @@ type Engine struct {
 	running map[cursorKey]*cursor
 	wg      sync.WaitGroup
 
-	// Reconciler state, touched only by Run's goroutine.
+	// exits counts cursors that ended: each one calls for a full pass.
+	exits atomic.Uint64
+
+	// Reconciler state, touched only by Run's goroutine: the skip counters,
+	// and what the last full pass and the last orphan sweep read.
 	skips, caughtUpTicks int
+	lastPass, lastSweep  passMemo
 }
 
 // New returns an engine over d; it panics on a missing dependency.
@@ -89,7 +95,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	t := time.NewTicker(e.o.ReconcileInterval)
 	defer t.Stop()
 	for {
-		e.reconcile(ctx)
+		e.Reconcile(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -170,6 +176,7 @@ func (e *Engine) exited(c *cursor) {
 	if e.running[c.key] == c {
 		delete(e.running, c.key)
 	}
+	e.exits.Add(1)
 }
 
 func (e *Engine) isRunning(k cursorKey) bool {

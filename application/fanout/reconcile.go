@@ -20,28 +20,45 @@ type target struct {
 // linkID names one attachment: a link at one epoch.
 type linkID struct{ parent, child, epoch string }
 
-// reconcile is one pass (internals.md §6.1): skipped unless the replica is
-// caught up and the ownership latch set; stops the cursors no longer
-// desired, starts the missing ones (never over a draining predecessor),
-// and on the first and every 30th caught-up tick sweeps orphan files.
-func (e *Engine) reconcile(ctx context.Context) {
+// Reconcile is one tick (internals.md §6.1): skipped unless the replica is
+// caught up and the ownership latch set; then, unless the last full pass
+// still describes the replica (passmemo.go), a full pass stops the cursors
+// no longer desired and starts the missing ones (never over a draining
+// predecessor). On the first and every 30th caught-up tick it also sweeps
+// orphan cursor files, when anything moved since the last clean sweep.
+// Run calls it every ReconcileInterval; it must not run concurrently with
+// Run or itself.
+func (e *Engine) Reconcile(ctx context.Context) {
 	if !e.d.Store.CaughtUp() || !e.d.Latch.Ready(ctx) {
 		e.skips++
+		e.lastPass.valid, e.lastSweep.valid = false, false
 		if e.skips%skipLogEveryCount == 1 {
 			e.d.Log.Info("fan-out reconcile skipped: metadata replica not caught up", slog.Int("skips", e.skips))
 		}
 		return
 	}
 	e.caughtUpTicks++
+	sweepTick := e.caughtUpTicks%orphanSweepEveryTicks == 1
+	now := e.d.Clock.Now()
+	if !sweepTick && e.lastPass.current(now, e.d.Store.Versions(), e.exits.Load(), fullPassMaxInterval) {
+		return
+	}
+	memo := e.snapshot()
 	want, live, err := e.desired()
 	if err != nil {
+		e.lastPass.valid = false
 		e.d.Log.Warn("fan-out reconcile: cannot read the links", slog.Any("error", err))
 		return
 	}
 	e.stopUndesired(want, live)
 	e.startMissing(ctx, want)
-	if e.caughtUpTicks%orphanSweepEveryTicks == 1 {
-		e.sweep(ctx)
+	e.lastPass = memo
+	if sweepTick && !e.lastSweep.current(now, memo.versions, memo.exits, orphanSweepMaxInterval) {
+		if e.sweep(ctx) {
+			e.lastSweep = memo
+		} else {
+			e.lastSweep.valid = false
+		}
 	}
 }
 
@@ -143,35 +160,42 @@ func (e *Engine) startMissing(ctx context.Context, want map[cursorKey]target) {
 }
 
 // sweep removes cursor files on this node's partitions whose link the
-// leader confirms dissolved (§6.5): only files no cursor runs on.
-func (e *Engine) sweep(ctx context.Context) {
+// leader confirms dissolved (§6.5): only files no cursor runs on. It
+// reports whether it finished with nothing left to retry.
+func (e *Engine) sweep(ctx context.Context) bool {
 	topics, err := e.d.Store.ListTopics("", 0)
 	if err != nil {
 		e.d.Log.Warn("fan-out orphan sweep: cannot list topics", slog.Any("error", err))
-		return
+		return false
 	}
+	clean := true
 	for _, t := range topics {
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		rows, err := e.d.Store.Assignments(t.Name)
 		if err != nil {
+			clean = false
 			continue
 		}
 		for _, r := range rows {
-			if owns(r, t, e.d.Self) {
-				e.sweepPartition(ctx, partitionRef(t.Name, t.ID, r.Partition))
+			if owns(r, t, e.d.Self) && !e.sweepPartition(ctx, partitionRef(t.Name, t.ID, r.Partition)) {
+				clean = false
 			}
 		}
 	}
+	return clean
 }
 
-func (e *Engine) sweepPartition(ctx context.Context, ref domain.PartitionRef) {
+// sweepPartition sweeps one partition's cursor files; false when a file
+// could not be judged or removed (a later sweep retries it).
+func (e *Engine) sweepPartition(ctx context.Context, ref domain.PartitionRef) bool {
 	kids, err := e.d.Cursors.Children(ref)
 	if err != nil {
 		e.d.Log.Warn("fan-out orphan sweep: cannot list cursor files", slog.String("parent", ref.String()), slog.Any("error", err))
-		return
+		return false
 	}
+	clean := true
 	for _, child := range kids {
 		if e.isRunning(cursorKey{parent: ref.Topic, partition: ref.Partition, child: child}) {
 			continue
@@ -182,15 +206,20 @@ func (e *Engine) sweepPartition(ctx context.Context, ref domain.PartitionRef) {
 		}
 		d := e.d.Confirmer.LinkGone(ctx, ref.Topic, child, cur.Epoch)
 		if !d.Destroy {
+			if d.Err != nil {
+				clean = false
+			}
 			e.d.Log.Debug("fan-out orphan sweep kept a cursor file", slog.String("parent", ref.String()), slog.String("child", child),
 				slog.String("reason", d.Reason), slog.Any("error", d.Err))
 			continue
 		}
 		if err := e.d.Cursors.Remove(ref, child); err != nil {
+			clean = false
 			e.d.Log.Warn("fan-out orphan sweep: remove failed", slog.String("parent", ref.String()), slog.String("child", child), slog.Any("error", err))
 			continue
 		}
 		e.d.Log.Info("fan-out orphan cursor file removed", slog.String("parent", ref.String()), slog.String("child", child),
 			slog.String("epoch", cur.Epoch), slog.String("reason", d.Reason))
 	}
+	return clean
 }
