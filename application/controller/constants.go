@@ -20,6 +20,10 @@ const (
 	// orphanPruneEveryPasses: orphan rows are pruned on the first pass of a
 	// term and on every 6th pass after it (about a minute).
 	orphanPruneEveryPasses = 6
+	// settledMaxInterval bounds how long a settled sweep or prune (views
+	// unmoved since a clean one) is skipped: the backstop against a view
+	// change the counters did not see.
+	settledMaxInterval = 5 * time.Minute
 	// placementWatchBufferCount is how many applied entries the leader's
 	// placement watch may queue before its subscription lags and is renewed.
 	placementWatchBufferCount = 256

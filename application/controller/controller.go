@@ -61,6 +61,9 @@ type Controller struct {
 
 	term    *term
 	refused atomic.Bool
+	// unplaced counts partitions a placement pass left for later (under
+	// the assignment lock).
+	unplaced int
 }
 
 // term is the state of one leadership term, from its first barrier on.
@@ -74,6 +77,8 @@ type term struct {
 	// arrival is when a member last turned alive with no sweep since.
 	arrival time.Time
 	pending bool
+	// swept and pruned are the views the last clean sweep and prune read.
+	swept, pruned settled
 }
 
 // New returns a Controller; it panics on a missing dependency.

@@ -25,6 +25,30 @@ type recorder struct {
 	mu       sync.Mutex
 	proposed []meta.Envelope
 	before   func(meta.Envelope)
+	scans    int // whole-view reads: ListTopics and AllAssignments calls
+}
+
+func (r *recorder) ListTopics(after string, limit int) ([]meta.Topic, error) {
+	r.counted()
+	return r.MetaStore.ListTopics(after, limit)
+}
+
+func (r *recorder) AllAssignments() ([]meta.Assignment, error) {
+	r.counted()
+	return r.MetaStore.AllAssignments()
+}
+
+func (r *recorder) counted() {
+	r.mu.Lock()
+	r.scans++
+	r.mu.Unlock()
+}
+
+// scanned returns the whole-view reads so far.
+func (r *recorder) scanned() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.scans
 }
 
 func (r *recorder) Propose(ctx context.Context, env meta.Envelope) (ports.MetaApplied, error) {

@@ -12,7 +12,14 @@ import (
 // §8.7, type 30): the topic is gone, the row names another incarnation, or
 // its index is out of range. The state machine refuses a live row, so a
 // row that turned live meanwhile survives. Callers have passed a barrier.
+// A clean prune is not run again while the views it reads stand still.
 func (c *Controller) prune(ctx context.Context) error {
+	now := c.clock.Now()
+	if c.term.pruned.holds(now, c.store.Versions()) {
+		return nil
+	}
+	memo := c.settle(now)
+	c.term.pruned = settled{}
 	rows, err := c.store.AllAssignments()
 	if err != nil {
 		return fmt.Errorf("controller: prune: list assignments: %w", err)
@@ -30,6 +37,7 @@ func (c *Controller) prune(ctx context.Context) error {
 			return err
 		}
 	}
+	c.term.pruned = memo
 	return nil
 }
 

@@ -12,24 +12,59 @@ import (
 // story F22): under the assignment lock, with the shared placement rule,
 // one insert-only entry (type 29) per partition. A partition that has a row
 // is never touched, whoever owns it and whether that owner lives. Callers
-// have passed a barrier.
+// have passed a barrier. A sweep that left nothing unplaced is not run
+// again while the views it reads stand still (settled.go).
 func (c *Controller) sweep(ctx context.Context) error {
 	c.place.Lock()
 	defer c.place.Unlock()
+	now := c.clock.Now()
+	if c.term.swept.holds(now, c.store.Versions()) {
+		return nil
+	}
+	memo := c.settle(now)
 	candidates, err := c.candidates()
 	if err != nil || len(candidates) == 0 {
+		c.term.swept = settled{}
 		return err
 	}
 	topics, err := c.store.ListTopics("", 0)
 	if err != nil {
+		c.term.swept = settled{}
 		return fmt.Errorf("controller: sweep: list topics: %w", err)
 	}
+	rows, err := c.store.AllAssignments()
+	if err != nil {
+		// A list error is never read as "unassigned" (story F16).
+		c.term.swept = settled{}
+		return fmt.Errorf("controller: sweep: list assignments: %w", err)
+	}
+	placed := ownersByTopic(rows)
+	c.unplaced = 0
 	for _, t := range topics {
-		if err := c.placeTopic(ctx, t, candidates); err != nil {
+		if err := c.placeTopicOver(ctx, t, candidates, placed[t.Name]); err != nil {
+			c.term.swept = settled{}
 			return err
 		}
 	}
+	c.term.swept = settled{}
+	if c.unplaced == 0 {
+		c.term.swept = memo
+	}
 	return nil
+}
+
+// ownersByTopic groups rows as topic → partition → owner.
+func ownersByTopic(rows []meta.Assignment) map[string]map[int32]string {
+	out := map[string]map[int32]string{}
+	for _, r := range rows {
+		m := out[r.Topic]
+		if m == nil {
+			m = map[int32]string{}
+			out[r.Topic] = m
+		}
+		m[r.Partition] = r.Owner
+	}
+	return out
 }
 
 // candidates reads the members that may take a partition.
@@ -41,8 +76,7 @@ func (c *Controller) candidates() ([]string, error) {
 	return meta.PlacementCandidates(members), nil
 }
 
-// placeTopic places t's unowned partitions. A topic without an incarnation
-// id (older than ids) cannot take an insert-only entry and is skipped.
+// placeTopic places t's unowned partitions, reading its rows first.
 func (c *Controller) placeTopic(ctx context.Context, t meta.Topic, candidates []string) error {
 	if t.ID == "" || t.Partitions <= 0 {
 		return nil
@@ -50,6 +84,17 @@ func (c *Controller) placeTopic(ctx context.Context, t meta.Topic, candidates []
 	placed, err := c.owners(t.Name)
 	if err != nil {
 		return err
+	}
+	return c.placeTopicOver(ctx, t, candidates, placed)
+}
+
+// placeTopicOver places t's partitions missing from placed. A topic
+// without an incarnation id (older than ids) cannot take an insert-only
+// entry and is skipped; a partition whose parent partition is unplaced is
+// counted in c.unplaced for a later pass.
+func (c *Controller) placeTopicOver(ctx context.Context, t meta.Topic, candidates []string, placed map[int32]string) error {
+	if t.ID == "" || t.Partitions <= 0 {
+		return nil
 	}
 	var missing []int32
 	for p := range t.Partitions {
@@ -67,6 +112,7 @@ func (c *Controller) placeTopic(ctx context.Context, t meta.Topic, candidates []
 	for _, p := range missing {
 		owner, ok := meta.PlaceOwner(candidates, p, parent)
 		if !ok {
+			c.unplaced++
 			continue // the parent partition is unplaced: a later pass places it
 		}
 		if err := c.assign(ctx, t, p, owner); err != nil {
