@@ -9,66 +9,81 @@ import (
 	"github.com/narad/narad/domain"
 )
 
-// flusher is a log's background writer for records appended outside
-// CommitDurable. Its timer is armed only while a pass is owed (buffered
-// records, written-but-unsynced frames, or a failed write awaiting retry):
-// an idle log holds no timer.
+// flusher runs a log's background passes for records appended outside
+// CommitDurable. An idle log holds neither a goroutine nor a timer, so a
+// node with many open, quiet partitions pays nothing for them: a kick
+// starts a pass on a goroutine of its own, and a pass that leaves work owed
+// (buffered records, written-but-unsynced frames, or a failed write
+// awaiting retry) arms a timer whose expiry kicks again.
 type flusher struct {
-	kickc    chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
-	armed    atomic.Bool // the timer is armed (for tests)
+	mu      sync.Mutex
+	running bool        // a pass goroutine is live
+	again   bool        // a kick came while it ran: run once more
+	timer   *time.Timer // armed while a later pass is owed
+	stopped bool
+	passes  sync.WaitGroup
+	armed   atomic.Bool // the timer is armed (for tests)
 }
 
-func (l *partitionLog) startFlusher() {
-	l.fl.kickc = make(chan struct{}, 1)
-	l.fl.stop = make(chan struct{})
-	l.fl.done = make(chan struct{})
+// stopFlusher disarms the timer and waits for a pass in progress; no pass
+// starts after it.
+func (l *partitionLog) stopFlusher() {
+	f := &l.fl
+	f.mu.Lock()
+	f.stopped = true
+	f.disarmLocked()
+	f.mu.Unlock()
+	f.passes.Wait()
+}
+
+// kick asks for a pass now: it starts one unless one is running, which
+// then runs once more.
+func (l *partitionLog) kick() {
+	f := &l.fl
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.stopped:
+		return
+	case f.running:
+		f.again = true
+		return
+	}
+	f.disarmLocked()
+	f.running = true
+	f.passes.Add(1)
 	go l.runFlusher()
 }
 
-func (l *partitionLog) stopFlusher() {
-	l.fl.stopOnce.Do(func() { close(l.fl.stop) })
-	<-l.fl.done
-}
-
-func (l *partitionLog) kick() {
-	select {
-	case l.fl.kickc <- struct{}{}:
-	default:
-	}
-}
-
+// runFlusher runs passes until none is asked for, then arms the timer if
+// work is owed and ends.
 func (l *partitionLog) runFlusher() {
-	defer close(l.fl.done)
-	var timer *time.Timer
-	var tick <-chan time.Time
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	f := &l.fl
+	defer f.passes.Done()
 	for {
-		select {
-		case <-l.fl.stop:
-			return
-		case <-l.fl.kickc:
-		case <-tick:
-		}
 		owed := l.backgroundPass()
-		switch {
-		case owed && timer == nil:
-			timer = time.NewTimer(flushTickInterval)
-			tick = timer.C
-		case owed:
-			timer.Reset(flushTickInterval)
-		case timer != nil:
-			timer.Stop()
-			timer, tick = nil, nil
+		f.mu.Lock()
+		if f.again && !f.stopped {
+			f.again = false
+			f.mu.Unlock()
+			continue
 		}
-		l.fl.armed.Store(timer != nil)
+		f.running, f.again = false, false
+		if owed && !f.stopped {
+			f.timer = time.AfterFunc(flushTickInterval, l.kick)
+			f.armed.Store(true)
+		}
+		f.mu.Unlock()
+		return
 	}
+}
+
+func (f *flusher) disarmLocked() {
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
+	f.armed.Store(false)
 }
 
 // append buffers recs for the flusher and returns the first offset. They

@@ -2,6 +2,7 @@ package segmentlog
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/narad/narad/adapters/vfs"
@@ -73,4 +74,31 @@ func TestCloseFlushesAppends(t *testing.T) {
 		t.Fatalf("peek after close = %+v, %v; want the exact boundary 4", b, err)
 	}
 	checkExactly(t, s, ref, batch(1, 4))
+}
+
+// ensure that open, quiet logs hold no goroutine: a node with thousands of
+// idle partitions must not pay a parked flusher for each (idle cost).
+func TestIdleOpenLogsHoldNoGoroutine(t *testing.T) {
+	s := mustOpen(t, testOptions(vfs.NewMem(), newFakeClock()))
+	defer func() { _ = s.Close() }()
+	base := runtime.NumGoroutine()
+	const logs = 50
+	for p := range int32(logs) {
+		if _, err := s.Append(context.Background(), testRef(p), batch(1, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pollUntil(t, "every append visible and every flusher gone", func() bool {
+		for p := range int32(logs) {
+			if b, _ := s.Bounds(testRef(p)); b.HighWatermark != 1 {
+				return false
+			}
+		}
+		return runtime.NumGoroutine() <= base+2
+	})
+	for p := range int32(logs) {
+		if s.slotFor(testRef(p)).log.Load().fl.armed.Load() {
+			t.Fatalf("partition %d keeps a timer armed while idle", p)
+		}
+	}
 }

@@ -48,7 +48,6 @@ func openLog(cfg logConfig) (*partitionLog, error) {
 		return nil, err
 	}
 	l.oldest.Store(bases[0])
-	l.startFlusher()
 	return l, nil
 }
 
