@@ -192,6 +192,7 @@ func (l *partitionLog) close(flush bool) error {
 	l.cache.clear()
 	l.segMu.Unlock()
 	l.cfg.notify()
+	l.cfg.obs.Closed(l.cfg.key.topic, l.cfg.key.partition)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close %s: %w", l.cfg.dir, err)
 	}

@@ -27,6 +27,11 @@ type Observer interface {
 	// StorageError reports a handled storage fault: ErrorKindFsyncPoisoned
 	// or ErrorKindRetentionUnlink.
 	StorageError(kind string)
+	// Closed reports that the partition's log closed (idle eviction, a
+	// reclaim, a delete or shutdown): its per-partition series may go, so
+	// partitions that sit idle cost no memory or scrape time for them. A
+	// reopen reports afresh.
+	Closed(topic string, partition int32)
 }
 
 // The kinds StorageError reports (narad_errors_total's kind label).
@@ -44,3 +49,4 @@ func (nopObserver) HighWatermarkPersisted(string, int32, time.Duration, error) {
 func (nopObserver) RetentionDeleted(string, int32, int64, int64)               {}
 func (nopObserver) RetentionRun(string, int32, time.Duration)                  {}
 func (nopObserver) StorageError(string)                                        {}
+func (nopObserver) Closed(string, int32)                                       {}

@@ -3,6 +3,7 @@ package segmentlog
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ type observed struct {
 	hwmOK, hwmFailed      int
 	deletedBytes, deleted int64
 	runs                  int
+	closed                []string // topic/partition of each close, in order
 	errors                map[string]int
 	labels                map[string]bool // topic/partition pairs seen
 }
@@ -83,11 +85,18 @@ func (o *recordingObserver) StorageError(kind string) {
 	o.errors[kind]++
 }
 
+func (o *recordingObserver) Closed(topic string, p int32) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = append(o.closed, topic+"/"+partitionDirName(p))
+}
+
 func (o *recordingObserver) snapshot() observed {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c := o.observed
 	c.errors, c.labels = maps.Clone(o.errors), maps.Clone(o.labels)
+	c.closed = slices.Clone(o.closed)
 	return c
 }
 
@@ -108,8 +117,8 @@ func TestObserverSeesFlushFsyncAndHWM(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := obs.snapshot(); got.hwmOK != 1 {
-		t.Fatalf("hwm writes after close = %d, want 1", got.hwmOK)
+	if got := obs.snapshot(); got.hwmOK != 1 || !slices.Equal(got.closed, []string{"orders/p00002"}) {
+		t.Fatalf("after close: %d hwm writes, closes %v; want 1 and the partition closed once", got.hwmOK, got.closed)
 	}
 	s = mustOpen(t, opts)
 	defer func() { _ = s.Close() }()

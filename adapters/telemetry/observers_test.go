@@ -59,6 +59,40 @@ narad_errors_total{component="storage",kind="retention_unlink"} 1
 	}
 }
 
+// ensure that a closed log takes every per-partition storage series of its
+// partition with it (and only those), so series follow open logs.
+func TestStorageSeriesGoWithTheirLog(t *testing.T) {
+	m := NewMetrics()
+	s := m.Storage()
+	for _, p := range []int32{1, 2} {
+		s.Flushed("orders", p, 4096, time.Millisecond)
+		s.Fsynced("orders", p, time.Millisecond)
+		s.HighWatermarkPersisted("orders", p, time.Millisecond, nil)
+		s.HighWatermarkPersisted("orders", p, time.Millisecond, errors.New("disk"))
+		s.RetentionDeleted("orders", p, 800, 20)
+		s.RetentionRun("orders", p, time.Millisecond)
+	}
+	s.Closed("orders", 1)
+	vecs := map[string]prometheus.Collector{
+		"flush seconds": m.storage.flushSeconds, "fsync seconds": m.storage.fsyncSeconds,
+		"flush bytes": m.storage.flushBytes, "hwm seconds": m.storage.hwmSeconds,
+		"retention bytes": m.storage.retentionBytes, "retention messages": m.storage.retentionMessages,
+		"retention runs": m.storage.retentionRunSeconds,
+	}
+	for name, c := range vecs {
+		want := 1
+		if name == "hwm seconds" {
+			want = 2 // one per outcome
+		}
+		if n := testutil.CollectAndCount(c); n != want {
+			t.Errorf("%s: %d series after partition 1 closed, want %d (partition 2's)", name, n, want)
+		}
+	}
+	if c := histogramCount(t, m.storage.fsyncSeconds.WithLabelValues("orders", "2")); c != 1 {
+		t.Fatalf("partition 2 fsync count %d, want 1", c)
+	}
+}
+
 // ensure that the schema observer feeds narad_schema_validation_seconds,
 // narad_schema_validations_in_flight and narad_schema_rejections_total.
 func TestSchemaObserverSeries(t *testing.T) {

@@ -84,3 +84,21 @@ func (s *StorageMetrics) RetentionRun(topic string, p int32, took time.Duration)
 func (s *StorageMetrics) StorageError(kind string) {
 	s.errors.WithLabelValues(componentStorage, kind).Inc()
 }
+
+// Closed implements segmentlog.Observer: the partition's storage series go
+// with its log (exact label values, so each delete is one lookup), so a
+// node's series follow its open logs, not every partition it ever wrote.
+// Counters start again from zero when the log reopens, which rate() reads
+// as a reset.
+func (s *StorageMetrics) Closed(topic string, p int32) {
+	ps := part(p)
+	s.flushSeconds.DeleteLabelValues(topic, ps)
+	s.fsyncSeconds.DeleteLabelValues(topic, ps)
+	s.flushBytes.DeleteLabelValues(topic, ps)
+	s.retentionRunSeconds.DeleteLabelValues(topic, ps)
+	for _, o := range []string{outcomeOK, outcomeError} {
+		s.hwmSeconds.DeleteLabelValues(topic, ps, o)
+	}
+	s.retentionBytes.DeleteLabelValues(topic, ps, reasonAge)
+	s.retentionMessages.DeleteLabelValues(topic, ps, reasonAge)
+}
