@@ -10,8 +10,11 @@ import (
 )
 
 // syncLoop is the single group-commit goroutine: on a poke or the backstop
-// it detaches the filling buffer and writes and fsyncs it once. At Close it
-// completes whatever was staged before the WAL closed, then exits.
+// it detaches the filling buffer and writes and fsyncs it once. The 10 ms
+// backstop is armed only while the last wake found a batch: every staged
+// record pokes (await), so an idle WAL sleeps on the poke alone and costs
+// no wake-ups. At Close it completes whatever was staged before the WAL
+// closed, then exits.
 func (w *WAL) syncLoop() {
 	defer close(w.loopDone)
 	t := time.NewTimer(w.opts.SyncInterval)
@@ -24,20 +27,24 @@ func (w *WAL) syncLoop() {
 			w.commitStaged()
 			return
 		}
-		w.commitStaged()
-		t.Reset(w.opts.SyncInterval)
+		w.loopWakes.Add(1)
+		t.Stop()
+		if w.commitStaged() {
+			t.Reset(w.opts.SyncInterval)
+		}
 	}
 }
 
 // commitStaged detaches the filling buffer (appenders go on staging into the
 // other one), writes and fsyncs it without holding mu, then completes its
-// batch. A latched WAL writes nothing and fails the batch.
-func (w *WAL) commitStaged() {
+// batch. A latched WAL writes nothing and fails the batch. It reports
+// whether there was a batch.
+func (w *WAL) commitStaged() bool {
 	w.mu.Lock()
 	st := w.cur
 	if st.batch == nil {
 		w.mu.Unlock()
-		return
+		return false
 	}
 	w.cur, w.spare = w.spare, nil
 	err := w.failErr
@@ -55,6 +62,7 @@ func (w *WAL) commitStaged() {
 	w.mu.Unlock()
 	b.err = err
 	close(b.done)
+	return true
 }
 
 // latch records the first disk failure; every later append fails with it.

@@ -81,6 +81,7 @@ type WAL struct {
 	readClosed bool
 
 	poke        chan struct{} // capacity 1, non-blocking sends
+	loopWakes   atomic.Uint64 // sync-loop wake-ups (tests)
 	stopLoop    chan struct{}
 	loopDone    chan struct{}
 	stopFlusher chan struct{}

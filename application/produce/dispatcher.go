@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad/narad/application/leaderconfirm"
@@ -75,7 +76,10 @@ type Dispatcher struct {
 	lastRescan time.Time
 	pausedTill time.Time
 	// wakeAt is when the earliest linger noted by the last pass ends.
-	wakeAt    time.Time
+	wakeAt time.Time
+	passed bool // the last pass ran to its end without pausing
+	// sleeping is set while Run waits without the backstop (tests read it).
+	sleeping  atomic.Bool
 	walClosed bool
 	draining  bool
 
@@ -136,6 +140,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	for {
 		durable := d.durable()
 		d.pass(ctx)
+		backstop := ticker.C
+		if d.quiet() {
+			backstop = nil // nothing owed: sleep until a record, result or confirmation
+		}
+		d.sleeping.Store(backstop == nil)
 		select {
 		case <-d.lingerWake(wake):
 		case <-ctx.Done():
@@ -146,9 +155,21 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			d.settleAll(rs)
 		case c := <-d.confirms:
 			d.confirmed(c)
-		case <-ticker.C:
+		case <-backstop:
 		}
 	}
+}
+
+// quiet reports whether the last pass left nothing to do until a record
+// becomes durable, a commit settles or a confirmation returns (each wakes
+// Run on a channel): it got past the pause and the latch, every record made
+// durable is read, done and checkpointed, and nothing is held, skipped,
+// running, lingering or due for a rescan. A quiet dispatcher sleeps without the 10 ms
+// backstop, so an idle node pays no wake-ups for it.
+func (d *Dispatcher) quiet() bool {
+	return d.passed && len(d.marks) == 0 && d.base == d.next && d.stored == d.base && d.next == d.wal.DurableNext() &&
+		d.held == 0 && d.skipped == 0 && d.running == 0 && d.inflight == 0 &&
+		!d.rescanDue && d.wakeAt.IsZero()
 }
 
 // durable is the WAL's wake-up channel, nil once the WAL is closed (a
@@ -164,10 +185,11 @@ func (d *Dispatcher) durable() <-chan struct{} {
 // launches, discard logs and the checkpoint.
 func (d *Dispatcher) pass(ctx context.Context) {
 	now := d.clock.Now()
-	d.wakeAt = time.Time{}
+	d.wakeAt, d.passed = time.Time{}, false
 	if now.Before(d.pausedTill) || !d.latch.Ready(ctx) {
 		return
 	}
+	defer func() { d.passed = !now.Before(d.pausedTill) }()
 	views := newViewCache(d.store, now)
 	d.markHung(now)
 	if d.rescanDue || now.Sub(d.lastRescan) >= rescanInterval {

@@ -37,3 +37,7 @@ func (c *Committer) SetGatherMax(d time.Duration) {
 
 // CommitGroupMax is commitGroupMaxCount (tests only).
 const CommitGroupMax = commitGroupMaxCount
+
+// Sleeping reports whether Run waits without its backstop: nothing it
+// holds depends on the clock (tests only).
+func (d *Dispatcher) Sleeping() bool { return d.sleeping.Load() }
