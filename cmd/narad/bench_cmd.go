@@ -87,10 +87,19 @@ nodes' CPU seconds over the run and the microseconds of node CPU per message
 produced (and per message through the full flow, with consumers). The
 counter moves in clock ticks (10 ms on Linux), so give short runs enough
 messages. A node whose metrics cannot be read is named in the report; the
-run goes on.`
+run goes on.
+
+Idle cost: with --idle-topics N, bench does not load a topic. It creates N
+topics named <topic>-000001 … with --partitions each (a topic that exists is
+reused), from --producers workers, produces one message to each, waits
+--settle, then reads every node's process_cpu_seconds_total and
+process_resident_memory_bytes over --window and reports the nodes' CPU in %
+of one core and their resident memory growth per partition (against the
+reading taken before the set-up, so start from fresh nodes).`
 
 func newBenchCmd(e *env, g *globals) *cobra.Command {
 	var cfg benchConfig
+	var idle idleConfig
 	var servers, metrics string
 	c := &cobra.Command{
 		Use:   "bench <topic>",
@@ -100,7 +109,12 @@ func newBenchCmd(e *env, g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.topic = args[0]
 			cfg.metrics = splitList(metrics)
-			if err := cfg.validate(); err != nil {
+			idle.prefix, idle.concurrency, idle.asJSON = args[0], cfg.producers, cfg.asJSON
+			if idle.topics > 0 {
+				if err := idle.validate(); err != nil {
+					return err
+				}
+			} else if err := cfg.validate(); err != nil {
 				return err
 			}
 			t, err := g.resolve(e)
@@ -120,6 +134,13 @@ func newBenchCmd(e *env, g *globals) *cobra.Command {
 				return err
 			}
 			warnPlainMetrics(e, t, targets)
+			if idle.topics > 0 {
+				rep, err := runIdle(e, cl, targets, idle)
+				if err != nil {
+					return err
+				}
+				return printIdle(e, idle, rep)
+			}
 			before := scrapeCPU(e.ctx, cl, targets)
 			rep, err := runBench(e, cl, cfg)
 			// Read the counters again even when the run was interrupted.
@@ -147,6 +168,10 @@ func newBenchCmd(e *env, g *globals) *cobra.Command {
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 30*time.Second, "how long consumers may take, after the last produce, to receive everything accepted")
 	f.DurationVar(&cfg.consumeWait, "consume-wait", 2*time.Second, "long-poll wait of each consume")
 	f.BoolVar(&cfg.asJSON, "json", false, "print the report as JSON")
+	f.IntVar(&idle.topics, "idle-topics", 0, "instead of a load: create this many topics named <topic>-NNNNNN, one message each, and measure the nodes while they idle")
+	f.IntVar(&idle.partitions, "partitions", 3, "with --idle-topics: partitions per topic")
+	f.DurationVar(&idle.settle, "settle", 10*time.Second, "with --idle-topics: wait this long after the set-up before measuring")
+	f.DurationVar(&idle.window, "window", time.Minute, "with --idle-topics: how long to measure")
 	return c
 }
 

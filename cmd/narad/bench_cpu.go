@@ -114,36 +114,40 @@ func explainScrape(t metricsTarget, err error) error {
 }
 
 // cpuSeconds finds cpuMetric's value in a Prometheus text exposition.
-func cpuSeconds(exposition []byte) (float64, error) {
+func cpuSeconds(exposition []byte) (float64, error) { return seriesValue(exposition, cpuMetric) }
+
+// seriesValue finds the value of the first series named name (labels or
+// none) in a Prometheus text exposition.
+func seriesValue(exposition []byte, name string) (float64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(exposition))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		rest, ok := strings.CutPrefix(line, cpuMetric)
+		rest, ok := strings.CutPrefix(line, name)
 		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '{') {
 			continue // a comment, another series, or a longer name
 		}
 		if strings.HasPrefix(rest, "{") {
 			end := strings.LastIndexByte(rest, '}')
 			if end < 0 {
-				return 0, fmt.Errorf("%s: unreadable line %q", cpuMetric, line)
+				return 0, fmt.Errorf("%s: unreadable line %q", name, line)
 			}
 			rest = rest[end+1:]
 		}
 		f := strings.Fields(rest)
 		if len(f) == 0 {
-			return 0, fmt.Errorf("%s: no value in %q", cpuMetric, line)
+			return 0, fmt.Errorf("%s: no value in %q", name, line)
 		}
 		v, err := strconv.ParseFloat(f[0], 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: value %q: %v", cpuMetric, f[0], err)
+			return 0, fmt.Errorf("%s: value %q: %v", name, f[0], err)
 		}
 		return v, nil
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, errors.New("no " + cpuMetric + " in the metrics")
+	return 0, errors.New("no " + name + " in the metrics")
 }
 
 // benchCPUReport is the nodes' CPU over a run: the difference of two
