@@ -83,6 +83,9 @@ func (s *Store) ReclaimTopicDir(d ports.TopicDir) error {
 		return fmt.Errorf("segmentlog: reclaim %s: sync %s: %w", t.dir, s.topicsDir, err)
 	}
 	t.known = false // the next open reads the (absent) marker again
+	for _, sl := range s.topicSlots(t) {
+		sl.broadcast() // drops cached stats of the directories just removed
+	}
 	return nil
 }
 

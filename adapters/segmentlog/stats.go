@@ -78,9 +78,15 @@ func (s *Store) statsClosed(sl *slot, id domain.TopicID) (ports.LogStats, error)
 	if cur := *t.id.Load(); id != "" && cur != "" && cur != id {
 		return ports.LogStats{}, nil // another incarnation's directory holds nothing of id's
 	}
+	if c := sl.closedStats.Load(); c != nil {
+		return *c, nil
+	}
 	st, err := statClosedDir(s.opts.FS, sl.dir)
 	if err != nil {
 		return ports.LogStats{}, fmt.Errorf("segmentlog: stats of %s/%d: %w", t.name, sl.key.partition, err)
+	}
+	if sl.log.Load() == nil { // the guard keeps an open out until we return
+		sl.closedStats.Store(&st)
 	}
 	return st, nil
 }

@@ -303,3 +303,67 @@ func TestPeekCommittedAtNeverStampsUse(t *testing.T) {
 		t.Fatal("a peek answered for a closed log")
 	}
 }
+
+// fsOps counts every filesystem operation while armed.
+type fsOps struct {
+	mu    sync.Mutex
+	armed bool
+	n     int
+}
+
+func (c *fsOps) hook(vfs.Op, string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.armed {
+		c.n++
+	}
+	return nil
+}
+
+func (c *fsOps) arm(on bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.armed, c.n = on, 0
+	return n
+}
+
+// ensure that a closed log's stats are read from its directory once and
+// then served without touching the filesystem (every scrape asks for every
+// owned partition), and that a reopen, a commit and the next close, or a
+// removal, make the next answer fresh.
+func TestLogStatsOfAClosedLogAreCachedUntilItChanges(t *testing.T) {
+	mem, clock, ops := vfs.NewMem(), newFakeClock(), &fsOps{}
+	opts := evictOptions(mem, clock)
+	opts.FS = vfs.Inject(mem, ops.hook)
+	s := mustOpen(t, opts)
+	defer func() { _ = s.Close() }()
+	ref := testRef(0)
+	mustCommit(t, s, ref, batch(1, 2))
+	clock.Advance(2 * time.Minute)
+	s.evictOnce()
+	if first := mustStats(t, s, ref); first.HighWatermark != 2 {
+		t.Fatalf("closed LogStats = %+v", first)
+	}
+	ops.arm(true)
+	for range 3 {
+		if st := mustStats(t, s, ref); st.HighWatermark != 2 {
+			t.Fatalf("cached LogStats = %+v", st)
+		}
+	}
+	if n := ops.arm(false); n != 0 {
+		t.Fatalf("three stats of an unchanged closed log made %d filesystem calls, want 0", n)
+	}
+	mustCommit(t, s, ref, batch(2, 3)) // reopens, commits
+	clock.Advance(2 * time.Minute)
+	s.evictOnce()
+	if st := mustStats(t, s, ref); st.HighWatermark != 5 {
+		t.Fatalf("after a reopen, a commit and a close: %+v, want hwm 5", st)
+	}
+	if err := s.Remove(ref); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustStats(t, s, ref); st.HighWatermark != 0 || st.Segments != 0 {
+		t.Fatalf("after Remove: %+v, want nothing", st)
+	}
+}

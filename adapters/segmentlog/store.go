@@ -129,6 +129,11 @@ type slot struct {
 	log     atomic.Pointer[partitionLog]
 	lastUse atomic.Int64 // Unix nanoseconds of the last real get
 	floor   atomic.Int64 // newest commit time handed out, in ms
+	// closedStats caches LogStats of the closed log (statsClosed reads the
+	// directory: at thousands of partitions, every scrape paid seconds of
+	// syscalls). Anything that changes the directory or opens or closes the
+	// log broadcasts, which drops it.
+	closedStats atomic.Pointer[ports.LogStats]
 
 	wakeMu sync.Mutex
 	wake   chan struct{}
@@ -144,8 +149,12 @@ func (s *slot) changed() <-chan struct{} {
 	return s.wake
 }
 
-// broadcast wakes every waiter; free when nobody fetched the channel.
+// broadcast wakes every waiter and drops the cached closed-log stats;
+// free when nobody fetched the channel and nothing is cached.
 func (s *slot) broadcast() {
+	if s.closedStats.Load() != nil {
+		s.closedStats.Store(nil)
+	}
 	s.wakeMu.Lock()
 	defer s.wakeMu.Unlock()
 	if s.wake != nil {
