@@ -8,7 +8,6 @@ import (
 	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/bootstrap/config"
-	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
 
@@ -30,67 +29,43 @@ func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store
 	m.CounterFunc("narad_idle_logs_evicted_total", "Logs closed by idle eviction.", func() float64 {
 		return float64(logs.Stats().LogsEvicted)
 	})
+	view := newOwnedView(store, id.ID)
 	m.GaugeFunc("narad_topics_total", "Topics in the cluster.", func() float64 {
-		topics, err := store.ListTopics("", 0)
+		topics, _, err := view.read()
 		if err != nil {
 			log.Debug("topics gauge", zap.Error(err))
 			return 0
 		}
-		return float64(len(topics))
+		return float64(topics)
 	})
 	m.GaugeFunc("narad_partitions_total", "Partitions this node owns.", func() float64 {
-		return float64(ownedPartitions(store, id.ID))
+		_, owned, err := view.read()
+		if err != nil {
+			return 0
+		}
+		return float64(len(owned))
 	})
 	m.DataDirGauges(cfg.Storage.DataDir)
-	m.SizeGauges(func() []telemetry.SizeSample { return localSizes(store, logs, id.ID) })
+	m.SizeGauges(func() []telemetry.SizeSample { return localSizes(view, logs) })
 }
 
 // localSizes reads the storage of every partition this node owns through
 // LogStats, a peek that never opens a closed log. A partition whose
 // statistics cannot be read is left out of this scrape.
-func localSizes(store ports.MetadataStore, logs ports.PartitionLogs, self string) []telemetry.SizeSample {
-	topics, err := store.ListTopics("", 0)
+func localSizes(view *ownedView, logs ports.PartitionLogs) []telemetry.SizeSample {
+	_, owned, err := view.read()
 	if err != nil {
 		return nil
 	}
-	var out []telemetry.SizeSample
-	for _, t := range topics {
-		rows, err := store.Assignments(t.Name)
+	out := make([]telemetry.SizeSample, 0, len(owned))
+	for _, ref := range owned {
+		st, err := logs.LogStats(ref)
 		if err != nil {
 			continue
 		}
-		for _, r := range rows {
-			if r.Owner != self {
-				continue
-			}
-			st, err := logs.LogStats(domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: r.Partition})
-			if err != nil {
-				continue
-			}
-			out = append(out, telemetry.SizeSample{Topic: t.Name, Partition: r.Partition, Bytes: st.SizeBytes, Segments: st.Segments})
-		}
+		out = append(out, telemetry.SizeSample{Topic: ref.Topic, Partition: ref.Partition, Bytes: st.SizeBytes, Segments: st.Segments})
 	}
 	return out
-}
-
-func ownedPartitions(store ports.MetadataStore, self string) int {
-	topics, err := store.ListTopics("", 0)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, t := range topics {
-		rows, err := store.Assignments(t.Name)
-		if err != nil {
-			continue
-		}
-		for _, r := range rows {
-			if r.Owner == self {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // registerPartitionGauges exports each local partition's leases, acked-ahead
