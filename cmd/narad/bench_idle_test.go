@@ -73,7 +73,7 @@ func TestBenchIdleTopicsReport(t *testing.T) {
 			t.Fatalf("%s got %d produces, want 1", name, got)
 		}
 	}
-	// Three readings: before the set-up, at the window's start and end.
+	// Four readings: before the set-up, a warm-up, the window's start and end.
 	if rep.CPUSeconds != 0.25 || math.Abs(rep.CorePercent-100*0.25/rep.WindowSeconds) > 1e-6 {
 		t.Fatalf("cpu %g s, %g%% over %g s", rep.CPUSeconds, rep.CorePercent, rep.WindowSeconds)
 	}
