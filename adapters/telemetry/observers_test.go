@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // ensure that the storage observer feeds the narad_storage_* series and
@@ -51,12 +52,35 @@ narad_errors_total{component="storage",kind="retention_unlink"} 1
 		"narad_storage_retention_run_duration_seconds":          1,
 	}
 	checkHistogramCounts(t, m.Registry, counts)
-	if n := testutil.CollectAndCount(m.storage.hwmSeconds); n != 2 {
-		t.Fatalf("hwm persist series %d, want one per outcome", n)
+	hwm := seriesOf(t, m.Registry, "narad_storage_high_watermark_persist_duration_seconds")
+	if len(hwm) != 2 {
+		t.Fatalf("hwm persist series %d, want one per outcome", len(hwm))
 	}
-	if c := histogramCount(t, m.storage.hwmSeconds.WithLabelValues("orders", "1", "error")); c != 1 {
-		t.Fatalf("hwm error outcome count %d, want 1", c)
+	for _, h := range hwm {
+		if h.GetHistogram().GetSampleCount() != 1 {
+			t.Fatalf("hwm series %v counts %d, want 1 each", h.GetLabel(), h.GetHistogram().GetSampleCount())
+		}
 	}
+	fsync := seriesOf(t, m.Registry, "narad_storage_fsync_duration_seconds")[0].GetHistogram()
+	if b := fsync.GetBucket(); len(b) != storageIOBuckets || b[2].GetCumulativeCount() != 0 || b[3].GetCumulativeCount() != 1 ||
+		b[3].GetUpperBound() != 0.0064 || b[8].GetCumulativeCount() != 1 || fsync.GetSampleSum() != 0.002 {
+		t.Fatalf("fsync histogram %v, want one 2 ms observation from the le=0.0064 bucket on", fsync)
+	}
+}
+
+// seriesOf gathers the series of the family name.
+func seriesOf(t *testing.T, g prometheus.Gatherer, name string) []*dto.Metric {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()
+		}
+	}
+	return nil
 }
 
 // ensure that a closed log takes every per-partition storage series of its
@@ -73,23 +97,26 @@ func TestStorageSeriesGoWithTheirLog(t *testing.T) {
 		s.RetentionRun("orders", p, time.Millisecond)
 	}
 	s.Closed("orders", 1)
-	vecs := map[string]prometheus.Collector{
-		"flush seconds": m.storage.flushSeconds, "fsync seconds": m.storage.fsyncSeconds,
-		"flush bytes": m.storage.flushBytes, "hwm seconds": m.storage.hwmSeconds,
-		"retention bytes": m.storage.retentionBytes, "retention messages": m.storage.retentionMessages,
-		"retention runs": m.storage.retentionRunSeconds,
-	}
-	for name, c := range vecs {
+	names := []string{"narad_storage_flush_duration_seconds", "narad_storage_fsync_duration_seconds",
+		"narad_storage_flush_bytes_total", "narad_storage_high_watermark_persist_duration_seconds",
+		"narad_storage_retention_bytes_deleted_total", "narad_storage_retention_messages_deleted_total",
+		"narad_storage_retention_run_duration_seconds"}
+	for _, name := range names {
 		want := 1
-		if name == "hwm seconds" {
+		if name == "narad_storage_high_watermark_persist_duration_seconds" {
 			want = 2 // one per outcome
 		}
-		if n := testutil.CollectAndCount(c); n != want {
-			t.Errorf("%s: %d series after partition 1 closed, want %d (partition 2's)", name, n, want)
+		got := seriesOf(t, m.Registry, name)
+		if len(got) != want {
+			t.Errorf("%s: %d series after partition 1 closed, want %d (partition 2's)", name, len(got), want)
 		}
-	}
-	if c := histogramCount(t, m.storage.fsyncSeconds.WithLabelValues("orders", "2")); c != 1 {
-		t.Fatalf("partition 2 fsync count %d, want 1", c)
+		for _, g := range got {
+			for _, l := range g.GetLabel() {
+				if l.GetName() == "partition" && l.GetValue() != "2" {
+					t.Errorf("%s: series of partition %s left after its close", name, l.GetValue())
+				}
+			}
+		}
 	}
 }
 
