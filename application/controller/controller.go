@@ -61,9 +61,6 @@ type Controller struct {
 
 	term    *term
 	refused atomic.Bool
-	// unplaced counts partitions a placement pass left for later (under
-	// the assignment lock).
-	unplaced int
 }
 
 // term is the state of one leadership term, from its first barrier on.

@@ -22,32 +22,30 @@ func (c *Controller) sweep(ctx context.Context) error {
 		return nil
 	}
 	memo := c.settle(now)
+	c.term.swept = settled{}
 	candidates, err := c.candidates()
 	if err != nil || len(candidates) == 0 {
-		c.term.swept = settled{}
 		return err
 	}
 	topics, err := c.store.ListTopics("", 0)
 	if err != nil {
-		c.term.swept = settled{}
 		return fmt.Errorf("controller: sweep: list topics: %w", err)
 	}
 	rows, err := c.store.AllAssignments()
 	if err != nil {
 		// A list error is never read as "unassigned" (story F16).
-		c.term.swept = settled{}
 		return fmt.Errorf("controller: sweep: list assignments: %w", err)
 	}
 	placed := ownersByTopic(rows)
-	c.unplaced = 0
+	unplaced := 0
 	for _, t := range topics {
-		if err := c.placeTopicOver(ctx, t, candidates, placed[t.Name]); err != nil {
-			c.term.swept = settled{}
+		left, err := c.placeTopicOver(ctx, t, candidates, placed[t.Name])
+		if err != nil {
 			return err
 		}
+		unplaced += left
 	}
-	c.term.swept = settled{}
-	if c.unplaced == 0 {
+	if unplaced == 0 {
 		c.term.swept = memo
 	}
 	return nil
@@ -85,16 +83,17 @@ func (c *Controller) placeTopic(ctx context.Context, t meta.Topic, candidates []
 	if err != nil {
 		return err
 	}
-	return c.placeTopicOver(ctx, t, candidates, placed)
+	_, err = c.placeTopicOver(ctx, t, candidates, placed)
+	return err
 }
 
 // placeTopicOver places t's partitions missing from placed. A topic
 // without an incarnation id (older than ids) cannot take an insert-only
-// entry and is skipped; a partition whose parent partition is unplaced is
-// counted in c.unplaced for a later pass.
-func (c *Controller) placeTopicOver(ctx context.Context, t meta.Topic, candidates []string, placed map[int32]string) error {
+// entry and is skipped. It returns how many partitions it had to leave
+// for a later pass (their parent partition is unplaced).
+func (c *Controller) placeTopicOver(ctx context.Context, t meta.Topic, candidates []string, placed map[int32]string) (left int, err error) {
 	if t.ID == "" || t.Partitions <= 0 {
-		return nil
+		return 0, nil
 	}
 	var missing []int32
 	for p := range t.Partitions {
@@ -103,23 +102,23 @@ func (c *Controller) placeTopicOver(ctx context.Context, t meta.Topic, candidate
 		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return 0, nil
 	}
 	parent, err := c.parentPlacement(t)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, p := range missing {
 		owner, ok := meta.PlaceOwner(candidates, p, parent)
 		if !ok {
-			c.unplaced++
+			left++
 			continue // the parent partition is unplaced: a later pass places it
 		}
 		if err := c.assign(ctx, t, p, owner); err != nil {
-			return err
+			return left, err
 		}
 	}
-	return nil
+	return left, nil
 }
 
 // owners reads a topic's rows as partition → owner. Any row counts as
