@@ -16,7 +16,13 @@ import (
 // countingStore counts the whole-view reads a full pass makes.
 type countingStore struct {
 	*fake.MetaStore
-	links atomic.Int64
+	links, lists atomic.Int64
+}
+
+// ListTopics is counted: the orphan sweep lists every topic.
+func (s *countingStore) ListTopics(after string, limit int) ([]meta.Topic, error) {
+	s.lists.Add(1)
+	return s.MetaStore.ListTopics(after, limit)
 }
 
 func (s *countingStore) Links() ([]meta.Link, error) {
@@ -107,5 +113,34 @@ func TestReconcileRunsAfterAnExitAndAfterCatchingUp(t *testing.T) {
 	eng.Reconcile(ctx)
 	if store.links.Load() != before+1 {
 		t.Fatalf("a cursor exit ran %d full passes, want 1", store.links.Load()-before)
+	}
+}
+
+// ensure that the orphan cursor-file sweep (a directory listing per owned
+// partition) runs on the first caught-up tick and on a later sweep tick
+// only when something moved since the last clean sweep.
+func TestOrphanSweepRunsOnlyWhenSomethingMoved(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.topic(t, "orders", 1, 3)
+	eng, store := tickingEngine(t, e)
+	ctx := context.Background()
+	ticks := func(n int) {
+		for range n {
+			eng.Reconcile(ctx)
+		}
+	}
+	ticks(1)
+	if store.lists.Load() != 1 {
+		t.Fatalf("first tick: %d sweeps, want 1", store.lists.Load())
+	}
+	ticks(30) // the 31st caught-up tick is a sweep tick
+	if store.lists.Load() != 1 {
+		t.Fatalf("a sweep tick with nothing moved swept (%d sweeps)", store.lists.Load())
+	}
+	e.topic(t, "audit", 2, 1)
+	ticks(30) // through the 61st tick
+	if store.lists.Load() != 2 {
+		t.Fatalf("a sweep tick after a new topic: %d sweeps, want 2", store.lists.Load())
 	}
 }
