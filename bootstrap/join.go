@@ -10,6 +10,7 @@ import (
 	"github.com/narad/narad/adapters/metastore"
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/application/moves"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -22,7 +23,8 @@ const joinMaxVoters = membership.LargeMaxVoters
 // joinModule is cluster growth (internals.md §9.2-§9.3): the desk that
 // answers JoinCluster (op 21, registered with the node RPC server), this
 // node's join loop (a join-only node asks to be admitted at once; any node
-// that sees no leader for 15 s asks again), and the members listing.
+// that sees no leader for 15 s asks again), the members listing and the
+// cluster's admin writes (decommission, forget, a move's abort).
 var joinModule = fx.Module("join",
 	fx.Provide(
 		newJoinDesk,
@@ -30,6 +32,12 @@ var joinModule = fx.Module("join",
 		func(s *metastore.Store, c ports.Clock) httpapi.MemberLister { return membership.NewRoster(s, c) },
 		func(s ports.MetadataStore) httpapi.ClusterReader { return s },
 		asRoutes(httpapi.ClusterRoutes),
+		func(s *metastore.Store, c ports.Clock) httpapi.Decommissioner {
+			return membership.NewDecommissioner(s, c)
+		},
+		func(s *metastore.Store, c ports.Clock) httpapi.Forgetter { return membership.NewForgetter(s, c) },
+		func(s *metastore.Store, c ports.Clock) httpapi.MoveAborter { return moves.NewAborter(s, c) },
+		asRoutes(httpapi.ClusterAdminRoutes),
 	),
 	fx.Invoke(runJoiner),
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/application/leaderconfirm"
+	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
@@ -38,8 +39,9 @@ func produceRoutes(cfg config.Config, svc *produce.Service, m *telemetry.Metrics
 	})
 }
 
-func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics) *produce.Service {
-	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m})
+func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Service {
+	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m,
+		Drain: membership.NewSelfDrain(s, id.ID)})
 }
 
 func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, l *leaderconfirm.Latch, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Committer {

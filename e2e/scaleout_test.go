@@ -280,4 +280,11 @@ func TestScaleOutThreeToFive(t *testing.T) {
 	if traffic.produced.Load() == 0 {
 		t.Fatal("no traffic flowed while the cluster grew")
 	}
+	leader := ""
+	for _, m := range scaleWaitMembers(t, clients[0], []string{"n1", "n2", "n3", "n4", "n5"}, 5) {
+		if m.Leader {
+			leader = m.ID
+		}
+	}
+	checkClusterAdminRoutes(t, nodes[1], nodes[4], leader, "after")
 }

@@ -96,12 +96,16 @@ func (h *clusterHandlers) list(c *gin.Context) {
 }
 
 // parseDetail reads the detail parameter: true or false, else 400.
-func parseDetail(raw string) (bool, error) {
+func parseDetail(raw string) (bool, error) { return parseBoolParam(raw, "detail") }
+
+// parseBoolParam reads the boolean parameter name: true or false (absent:
+// false); another value or a repeat is a 400.
+func parseBoolParam(raw, name string) (bool, error) {
 	q, err := parseQuery(raw)
 	if err != nil {
 		return false, err
 	}
-	v, ok, err := q.only("detail")
+	v, ok, err := q.only(name)
 	switch {
 	case err != nil || !ok:
 		return false, err
@@ -110,5 +114,5 @@ func parseDetail(raw string) (bool, error) {
 	case v == "false":
 		return false, nil
 	}
-	return false, clientErr(400, "invalid detail: must be true or false")
+	return false, clientErr(400, "invalid %s: must be true or false", name)
 }

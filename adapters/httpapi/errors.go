@@ -55,8 +55,19 @@ var errorTable = []outcome{
 	{domain.ErrAuthUnavailable, http.StatusInternalServerError, "authentication unavailable"},
 	{domain.ErrUserNotFound, http.StatusNotFound, "not found"},
 	{domain.ErrUserExists, http.StatusConflict, "already exists"},
+	{domain.ErrMemberNotFound, http.StatusNotFound, "not found"},
+	{domain.ErrNoAssignment, http.StatusNotFound, ""},
+	{domain.ErrNoMove, http.StatusConflict, ""},
+	{domain.ErrDraining, http.StatusServiceUnavailable, msgDraining},
 	{errBodyTimeout, http.StatusRequestTimeout, msgBodyTimeout},
 }
+
+// msgDraining is the 503 of a client produce on a draining node (api.md
+// §2.17); the answer carries Retry-After: 1 (writeError).
+const msgDraining = "node is draining for decommission; produce to another node"
+
+// retryAfterDraining is the Retry-After of a draining node's 503.
+const retryAfterDraining = "1"
 
 // msgBodyTimeout is the 408 message of every route that reads a body. It
 // names no socket address: the cause stays in the wrapped error.

@@ -2,12 +2,15 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
+
+	"github.com/narad/narad/domain"
 )
 
 // Route is one handler on one method and path (gin syntax: /v1/topics/:topic).
@@ -112,7 +115,11 @@ func recoverer(log *zap.Logger) gin.HandlerFunc {
 // its detail, which the client never sees.
 func respondError(c *gin.Context, log *zap.Logger, err error) {
 	status, msg := statusOf(err)
-	if status >= http.StatusInternalServerError {
+	draining := errors.Is(err, domain.ErrDraining)
+	if draining {
+		c.Header("Retry-After", retryAfterDraining) // expected while it lasts: not logged
+	}
+	if status >= http.StatusInternalServerError && !draining {
 		log.Error("request failed", zap.String("route", c.FullPath()), zap.Int("status", status), zap.Error(err))
 	}
 	writeError(c, status, msg)

@@ -57,9 +57,9 @@ func (r *Roster) List(ctx context.Context) ([]MemberView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("members: %w", err)
 	}
-	owned, moving, err := r.placement()
+	counts, err := countPlacement(r.store)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("members: %w", err)
 	}
 	cfg, err := r.store.Membership(ctx)
 	if err != nil {
@@ -73,37 +73,11 @@ func (r *Roster) List(ctx context.Context) ([]MemberView, error) {
 		_, voter := cfg.Voters[rid]
 		out = append(out, MemberView{
 			ID: m.ID, Addr: m.Addr, Status: m.Status, Draining: m.Draining,
-			OwnedPartitions: owned[m.ID], OutboundMoves: moving[m.ID],
+			OwnedPartitions: counts.owned[m.ID], OutboundMoves: counts.outbound[m.ID],
 			Voter: voter, Leader: hasLeader && leader == rid,
 			HeartbeatAgeSeconds: max(0, now-m.LastHeartbeat),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
-}
-
-// placement counts each node's owned partitions and, of those, the ones
-// with a move target.
-func (r *Roster) placement() (owned, moving map[string]int, err error) {
-	topics, err := r.store.ListTopics("", 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("members: topics: %w", err)
-	}
-	owned, moving = map[string]int{}, map[string]int{}
-	for _, t := range topics {
-		rows, err := r.store.Assignments(t.Name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("members: placement of %s: %w", t.Name, err)
-		}
-		for _, a := range rows {
-			if a.Partition >= int32(t.Partitions) {
-				continue // an orphan row the controller prunes
-			}
-			owned[a.Owner]++
-			if a.Target != "" {
-				moving[a.Owner]++
-			}
-		}
-	}
-	return owned, moving, nil
 }

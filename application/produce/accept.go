@@ -24,6 +24,9 @@ type ServiceDeps struct {
 	Schemas ports.SchemaValidator
 	Clock   ports.Clock
 	Metrics ports.Metrics
+	// Drain says whether this node is being decommissioned; nil means
+	// never. A draining node refuses client produces (domain.ErrDraining).
+	Drain interface{ Draining() bool }
 }
 
 // Service accepts produces into the ingress WAL. Safe for concurrent use.
@@ -33,6 +36,7 @@ type Service struct {
 	schemas  ports.SchemaValidator
 	clock    ports.Clock
 	metrics  ports.Metrics
+	drain    interface{ Draining() bool }
 	rotation *rotations
 	cache    *topicCache
 }
@@ -52,7 +56,7 @@ func NewService(d ServiceDeps) *Service {
 		panic("produce: nil metrics")
 	}
 	return &Service{
-		topics: d.Topics, wal: d.WAL, schemas: d.Schemas, clock: d.Clock, metrics: d.Metrics,
+		topics: d.Topics, wal: d.WAL, schemas: d.Schemas, clock: d.Clock, metrics: d.Metrics, drain: d.Drain,
 		rotation: newRotations(), cache: newTopicCache(),
 	}
 }
@@ -74,7 +78,11 @@ type Request struct {
 // (domain.ErrInvalidArgument or domain.ErrUnavailable),
 // domain.ErrPartitionOutOfRange. WAL failures: domain.ErrWALFailed,
 // domain.ErrClosed. A metadata read failure wraps domain.ErrUnavailable.
+// A draining node refuses every produce with domain.ErrDraining.
 func (s *Service) Accept(ctx context.Context, r Request) error {
+	if s.draining() {
+		return domain.ErrDraining
+	}
 	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload}
 	if err := checkFormat(msg); err != nil {
 		return err
@@ -98,6 +106,9 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 	}
 	return nil
 }
+
+// draining reports whether this node is being decommissioned.
+func (s *Service) draining() bool { return s.drain != nil && s.drain.Draining() }
 
 // checkFormat is what a message must satisfy before any lookup: a payload
 // of 1 byte to 1 MiB and a non-negative pin.

@@ -35,6 +35,9 @@ func (e *MessageError) Unwrap() error { return e.Err }
 // oversized batch is a domain.ErrInvalidArgument refusal. Nothing is stored
 // on any error but a WAL failure (which may keep a prefix, api.md §2.13.1).
 func (s *Service) AcceptBatch(ctx context.Context, topic string, msgs []Message) error {
+	if s.draining() {
+		return domain.ErrDraining
+	}
 	if err := checkBatchFormat(msgs); err != nil {
 		return err
 	}
