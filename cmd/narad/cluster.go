@@ -12,8 +12,10 @@ import (
 )
 
 func newClusterCmd(e *env, g *globals) *cobra.Command {
-	c := groupCmd("cluster", "Inspect the cluster: members and the metadata history (admin)")
-	c.AddCommand(newClusterEventsCmd(e, g), newClusterMembersCmd(e, g))
+	c := groupCmd("cluster", "Inspect and operate the cluster: members, moves, decommission, the metadata history (admin)")
+	members := newClusterMembersCmd(e, g)
+	members.AddCommand(newClusterForgetCmd(e, g))
+	c.AddCommand(newClusterEventsCmd(e, g), members, newClusterMovesCmd(e, g), newClusterDecommissionCmd(e, g))
 	return c
 }
 
