@@ -9,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/adapters/segmentlog"
 	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/application/fanout"
 	"github.com/narad/narad/application/membership"
@@ -36,6 +38,8 @@ var clusterModule = fx.Module("cluster",
 		newPeers,
 		newPartitionStats,
 		fx.Annotate(func(p *quicpeer.Peers) ports.PeerCommitter { return p }),
+		func(p *quicpeer.Peers) ports.PeerStatus { return p },
+		newStatusReporter,
 	),
 	fx.Invoke(servePeers),
 )
@@ -94,8 +98,14 @@ func (r memberResolver) Addr(node string) (string, bool) {
 	return "", false
 }
 
+// newStatusReporter answers NodeStatus (op 33) for this node.
+func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service, drain *membership.SelfDrain, id NodeIdentity) *membership.StatusReporter {
+	return membership.NewStatusReporter(membership.StatusDeps{Self: id.ID, Drain: drain, InFlight: svc.InFlight, Dirs: logs,
+		Backlog: func() uint64 { return w.DurableNext() - w.Checkpoint() }})
+}
+
 func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
-	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, log *zap.Logger) error {
+	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, status *membership.StatusReporter, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -106,6 +116,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterPartitionStats(srv, stats)
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
+	quicpeer.RegisterNodeStatus(srv, status)
 	quicpeer.RegisterTokens(srv, svc) // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {

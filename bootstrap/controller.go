@@ -14,13 +14,15 @@ import (
 )
 
 // controllerModule runs the leader's duties (placement sweep, dead
-// marking, orphan pruning) and this node's heartbeats.
+// marking, removal of drained members, orphan pruning) and this node's
+// heartbeats.
 var controllerModule = fx.Module("controller",
 	fx.Invoke(runController, runHeartbeater),
 )
 
-func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, place *PlacementLock, log *zap.Logger) {
-	ctl := controller.New(controller.Deps{Store: s, Clock: c, Self: id.ID, PlacementLock: place,
+func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, place *PlacementLock,
+	status ports.PeerStatus, log *zap.Logger) {
+	ctl := controller.New(controller.Deps{Store: s, Clock: c, Self: id.ID, PlacementLock: place, Status: status, Transfer: s,
 		Log: newSlog(log.With(zap.String("component", "controller")))})
 	m.GaugeFunc("narad_dead_marking_refused", "1 while the leader refuses a dead verdict that would break voter quorum.", func() float64 {
 		if ctl.DeadMarkingRefused() {

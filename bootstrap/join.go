@@ -29,7 +29,9 @@ var joinModule = fx.Module("join",
 	fx.Provide(
 		newJoinDesk,
 		func(s *metastore.Store) Admission { return s },
-		func(s *metastore.Store, c ports.Clock) httpapi.MemberLister { return membership.NewRoster(s, c) },
+		func(s *metastore.Store, c ports.Clock, id NodeIdentity, local *membership.StatusReporter, peers ports.PeerStatus) httpapi.MemberLister {
+			return membership.NewRoster(s, c).WithStatus(membership.StatusSources{Self: id.ID, Local: local, Peers: peers})
+		},
 		func(s ports.MetadataStore) httpapi.ClusterReader { return s },
 		asRoutes(httpapi.ClusterRoutes),
 		func(s *metastore.Store, c ports.Clock) httpapi.Decommissioner {

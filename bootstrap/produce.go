@@ -23,6 +23,9 @@ import (
 var produceModule = fx.Module("produce",
 	fx.Provide(
 		newProduceService,
+		func(s *metastore.Store, id NodeIdentity) *membership.SelfDrain {
+			return membership.NewSelfDrain(s, id.ID)
+		},
 		newCommitter,
 		asRoutes(produceRoutes),
 	),
@@ -39,9 +42,8 @@ func produceRoutes(cfg config.Config, svc *produce.Service, m *telemetry.Metrics
 	})
 }
 
-func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Service {
-	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m,
-		Drain: membership.NewSelfDrain(s, id.ID)})
+func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics, drain *membership.SelfDrain) *produce.Service {
+	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m, Drain: drain})
 }
 
 func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, l *leaderconfirm.Latch, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Committer {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -87,5 +88,47 @@ func checkClusterAdminRoutes(t *testing.T, via, drained *node, leader, topic str
 		if code, _, body := adminCall(t, via.url, "POST", c.path, ""); code != c.want {
 			t.Errorf("%s: %d %s, want %d", c.path, code, body, c.want)
 		}
+	}
+}
+
+// TestDecommissionRemovesAnEmptyNode grows three nodes to four, asks every
+// member for its own status (conformance 232), then decommissions the
+// newcomer, which owns nothing: the leader removes it from the voters and
+// the member table (internals.md §9.5), after which three voters remain
+// and a further decommission is refused with below_min_voters (233).
+func TestDecommissionRemovesAnEmptyNode(t *testing.T) {
+	port := scalePorts(t, 4)
+	nodes := make([]*node, 4)
+	for i := 1; i <= 3; i++ {
+		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
+	}
+	for _, n := range nodes[:3] {
+		n.waitReady()
+	}
+	nodes[3] = scaleSpawn(t, 4, port, []int{1, 2, 3, 4})
+	nodes[3].waitReady()
+	c := client(t, nodes[0])
+	scaleWaitMembers(t, c, []string{"n1", "n2", "n3", "n4"}, 4)
+
+	detailed, err := c.MembersDetail(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range detailed {
+		if m.NodeStatus == nil || m.NodeStatus.Node != m.ID {
+			t.Fatalf("member %s without its own status: %+v (%s)", m.ID, m.NodeStatus, m.StatusError)
+		}
+	}
+	code, _, body := adminCall(t, nodes[1].url, "POST", "/v1/cluster/members/n4/decommission?dry_run=true", "")
+	if code != 200 || !strings.Contains(body, `"would_decommission":true`) || !strings.Contains(body, `"owned_partitions":0`) {
+		t.Fatalf("dry run: %d %s", code, body)
+	}
+	if code, _, body := adminCall(t, nodes[1].url, "POST", "/v1/cluster/members/n4/decommission", ""); code != 204 {
+		t.Fatalf("decommission: %d %s", code, body)
+	}
+	scaleWaitMembers(t, c, []string{"n1", "n2", "n3"}, 3)
+	code, _, body = adminCall(t, nodes[0].url, "POST", "/v1/cluster/members/n3/decommission", "")
+	if code != 409 || !strings.Contains(body, `"code":"below_min_voters"`) {
+		t.Fatalf("decommission below three voters: %d %s", code, body)
 	}
 }

@@ -13,6 +13,10 @@ type TopicDir struct {
 	ID         domain.TopicID
 	Marker     domain.TopicID
 	Quarantine bool
+	// Bytes is what a quarantined directory holds on disk (file sizes,
+	// summed); zero for a topic's directory, which the listing does not
+	// walk.
+	Bytes int64
 }
 
 // TopicDirs lists and reclaims topic directories for the orphan sweep

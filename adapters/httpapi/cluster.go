@@ -15,13 +15,11 @@ import (
 // MemberLister lists the cluster's members: *membership.Roster satisfies it.
 type MemberLister interface {
 	List(ctx context.Context) ([]membership.MemberView, error)
+	// ListDetail adds each member's own status (detail=true).
+	ListDetail(ctx context.Context) ([]membership.MemberView, error)
 }
 
 var _ MemberLister = (*membership.Roster)(nil)
-
-// detailNotBuilt is the status_error of every member with detail=true
-// until members answer for their own status (node RPC op 33).
-const detailNotBuilt = "node status is not available from this release"
 
 // ClusterReader reads what the cluster routes show from the local replica:
 // ports.MetadataStore satisfies it.
@@ -60,16 +58,47 @@ func (h *clusterHandlers) admin(next gin.HandlerFunc) gin.HandlerFunc {
 
 // memberBody is one member of the listing.
 type memberBody struct {
-	ID                  string `json:"id"`
-	Addr                string `json:"addr"`
-	Status              string `json:"status"`
-	Draining            bool   `json:"draining"`
-	OwnedPartitions     int    `json:"owned_partitions"`
-	OutboundMoves       int    `json:"outbound_moves"`
-	Voter               bool   `json:"voter"`
-	Leader              bool   `json:"leader"`
-	HeartbeatAgeSeconds int64  `json:"heartbeat_age_seconds"`
-	StatusError         string `json:"status_error,omitempty"`
+	ID                  string          `json:"id"`
+	Addr                string          `json:"addr"`
+	Status              string          `json:"status"`
+	Draining            bool            `json:"draining"`
+	OwnedPartitions     int             `json:"owned_partitions"`
+	OutboundMoves       int             `json:"outbound_moves"`
+	Voter               bool            `json:"voter"`
+	Leader              bool            `json:"leader"`
+	HeartbeatAgeSeconds int64           `json:"heartbeat_age_seconds"`
+	NodeStatus          *nodeStatusJSON `json:"node_status,omitempty"`
+	StatusError         string          `json:"status_error,omitempty"`
+}
+
+// nodeStatusJSON is a member's own report (detail=true).
+type nodeStatusJSON struct {
+	Node            string         `json:"node"`
+	Draining        bool           `json:"draining"`
+	ProduceInFlight int64          `json:"produce_in_flight"`
+	DispatchBacklog uint64         `json:"dispatch_backlog"`
+	Quarantine      quarantineJSON `json:"quarantine"`
+	// Moves are the member's move workers; no release of ours runs one yet.
+	Moves []struct{} `json:"moves"`
+}
+
+type quarantineJSON struct {
+	Copies int      `json:"copies"`
+	Bytes  int64    `json:"bytes"`
+	List   []string `json:"list"`
+}
+
+func nodeStatusOf(st *ports.NodeStatus) *nodeStatusJSON {
+	if st == nil {
+		return nil
+	}
+	list := st.Quarantine.List
+	if list == nil {
+		list = []string{}
+	}
+	return &nodeStatusJSON{Node: st.Node, Draining: st.Draining, ProduceInFlight: st.ProduceInFlight,
+		DispatchBacklog: st.DispatchBacklog, Moves: []struct{}{},
+		Quarantine: quarantineJSON{Copies: st.Quarantine.Copies, Bytes: st.Quarantine.Bytes, List: list}}
 }
 
 func (h *clusterHandlers) list(c *gin.Context) {
@@ -78,7 +107,11 @@ func (h *clusterHandlers) list(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	views, err := h.members.List(c.Request.Context())
+	list := h.members.List
+	if detail {
+		list = h.members.ListDetail
+	}
+	views, err := list(c.Request.Context())
 	if err != nil {
 		respondError(c, h.log, err)
 		return
@@ -87,10 +120,8 @@ func (h *clusterHandlers) list(c *gin.Context) {
 	for i, v := range views {
 		out[i] = memberBody{ID: v.ID, Addr: v.Addr, Status: v.Status, Draining: v.Draining,
 			OwnedPartitions: v.OwnedPartitions, OutboundMoves: v.OutboundMoves, Voter: v.Voter,
-			Leader: v.Leader, HeartbeatAgeSeconds: v.HeartbeatAgeSeconds}
-		if detail {
-			out[i].StatusError = detailNotBuilt
-		}
+			Leader: v.Leader, HeartbeatAgeSeconds: v.HeartbeatAgeSeconds,
+			NodeStatus: nodeStatusOf(v.NodeStatus), StatusError: v.StatusError}
 	}
 	respondJSON(c, http.StatusOK, map[string][]memberBody{"members": out})
 }

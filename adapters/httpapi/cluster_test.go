@@ -11,6 +11,7 @@ import (
 
 	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 type stubMembers struct {
@@ -19,6 +20,15 @@ type stubMembers struct {
 }
 
 func (s stubMembers) List(context.Context) ([]membership.MemberView, error) { return s.views, s.err }
+
+func (s stubMembers) ListDetail(context.Context) ([]membership.MemberView, error) {
+	out := make([]membership.MemberView, len(s.views))
+	for i, v := range s.views {
+		v.StatusError = "node status is not available on this node"
+		out[i] = v
+	}
+	return out, s.err
+}
 
 // ensure that GET /v1/cluster/members answers the api.md §2.17 shape,
 // refuses a detail value other than true/false, and answers 503 when the
@@ -42,5 +52,27 @@ func TestClusterMembersRoute(t *testing.T) {
 	down := NewEngine(zap.NewNop(), ClusterRoutes(stubMembers{err: fmt.Errorf("x: %w", domain.ErrUnavailable)}, fake.NewMetaStore(), zap.NewNop())...)
 	if rec := serve(down, "GET", "/v1/cluster/members", nil); rec.Code != 503 {
 		t.Fatalf("no leader: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// detailMembers answers the detail listing with one member's own status.
+type detailMembers struct{ stubMembers }
+
+func (d detailMembers) ListDetail(context.Context) ([]membership.MemberView, error) {
+	v := d.views[0]
+	v.NodeStatus = &ports.NodeStatus{Node: "n1", Draining: true, ProduceInFlight: 1, DispatchBacklog: 2,
+		Quarantine: ports.QuarantineInventory{Copies: 1, Bytes: 3, List: []string{"t.stale-00000000000000a1"}}}
+	return []membership.MemberView{v}, nil
+}
+
+// Ensure that detail=true shows a member's own status in the api.md §2.17
+// node_status shape.
+func TestClusterMembersDetailShowsNodeStatus(t *testing.T) {
+	views := []membership.MemberView{{ID: "n1", Addr: "10.0.0.1:7942", Status: "alive", Voter: true, Leader: true}}
+	e := NewEngine(zap.NewNop(), ClusterRoutes(detailMembers{stubMembers{views: views}}, fake.NewMetaStore(), zap.NewNop())...)
+	rec := serve(e, "GET", "/v1/cluster/members?detail=true", nil)
+	want := `"node_status":{"node":"n1","draining":true,"produce_in_flight":1,"dispatch_backlog":2,"quarantine":{"copies":1,"bytes":3,"list":["t.stale-00000000000000a1"]},"moves":[]}`
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) || strings.Contains(rec.Body.String(), "status_error") {
+		t.Fatalf("%d %s", rec.Code, rec.Body.String())
 	}
 }

@@ -31,10 +31,39 @@ func (s *Store) TopicDirs() ([]ports.TopicDir, error) {
 		d := ports.TopicDir{Dir: name, Topic: name, Marker: marker, ID: marker}
 		if topic, id, ok := parseQuarantine(name); ok {
 			d.Topic, d.ID, d.Quarantine = topic, id, true
+			d.Bytes = s.treeBytes(path, quarantineWalkDepthMax)
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// quarantineWalkDepthMax bounds the walk that sizes a quarantined
+// directory: topic, partition, files.
+const quarantineWalkDepthMax = 3
+
+// treeBytes sums the sizes of the files under path, depth levels deep at
+// most; what cannot be read counts nothing (an inventory, not a check).
+func (s *Store) treeBytes(path string, depth int) int64 {
+	fi, err := s.opts.FS.Stat(path)
+	if err != nil {
+		return 0
+	}
+	if !fi.IsDir() {
+		return fi.Size()
+	}
+	if depth == 0 {
+		return 0
+	}
+	names, err := s.opts.FS.List(path)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, name := range names {
+		n += s.treeBytes(filepath.Join(path, name), depth-1)
+	}
+	return n
 }
 
 // parseQuarantine splits "<topic>.stale-<id>" and "<topic>.stale-<id>-<n>".

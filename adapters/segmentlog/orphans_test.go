@@ -31,9 +31,30 @@ func TestTopicDirsListAndReclaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	qdir := old.Topic + staleDirInfix + string(testID)
+	var size int64
+	var walk func(string)
+	walk = func(p string) {
+		fi, err := mem.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fi.IsDir() {
+			size += fi.Size()
+			return
+		}
+		names, _ := mem.List(p)
+		for _, n := range names {
+			walk(filepath.Join(p, n))
+		}
+	}
+	walk(filepath.Join("/data", topicsDirName, qdir))
+	if size == 0 {
+		t.Fatal("the quarantine holds nothing: the size check reads nothing")
+	}
 	want := fmt.Sprint([]ports.TopicDir{
 		{Dir: old.Topic, Topic: old.Topic, ID: otherID, Marker: otherID},
-		{Dir: old.Topic + staleDirInfix + string(testID), Topic: old.Topic, ID: testID, Marker: testID, Quarantine: true},
+		{Dir: qdir, Topic: old.Topic, ID: testID, Marker: testID, Quarantine: true, Bytes: size},
 	})
 	if fmt.Sprint(dirs) != want {
 		t.Fatalf("listing %v, want %v", dirs, want)

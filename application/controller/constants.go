@@ -27,6 +27,9 @@ const (
 	// placementWatchBufferCount is how many applied entries the leader's
 	// placement watch may queue before its subscription lags and is renewed.
 	placementWatchBufferCount = 256
+	// retireStatusTimeout bounds the NodeStatus call that checks a drained
+	// member's dispatch backlog (the node RPC's default reply timeout).
+	retireStatusTimeout = 5 * time.Second
 	// barrierTimeout bounds one barrier (the metastore's 5 s).
 	barrierTimeout = 5 * time.Second
 

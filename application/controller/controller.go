@@ -47,6 +47,17 @@ type Deps struct {
 	// PlacementLock is the assignment lock shared with topic creates and
 	// partition growth (internals §8.7); nil gives the sweep its own.
 	PlacementLock sync.Locker
+	// Status asks members for their NodeStatus (op 33); nil leaves
+	// drained members in the cluster (retire.go).
+	Status ports.PeerStatus
+	// Transfer hands the leadership to another voter; nil leaves a
+	// drained leader in place.
+	Transfer LeaderTransferer
+}
+
+// LeaderTransferer hands the metadata leadership to the voter replicaID.
+type LeaderTransferer interface {
+	TransferLeadership(ctx context.Context, replicaID uint64) error
 }
 
 // Controller runs the leader's duties. Run (or a test calling Tick and
@@ -58,6 +69,9 @@ type Controller struct {
 	log   *slog.Logger
 	self  string
 	place sync.Locker
+
+	status   ports.PeerStatus
+	transfer LeaderTransferer
 
 	term    *term
 	refused atomic.Bool
@@ -94,7 +108,7 @@ func New(d Deps) *Controller {
 	if lock == nil {
 		lock = &sync.Mutex{}
 	}
-	return &Controller{store: d.Store, clock: d.Clock, log: d.Log, self: d.Self, place: lock}
+	return &Controller{store: d.Store, clock: d.Clock, log: d.Log, self: d.Self, place: lock, status: d.Status, transfer: d.Transfer}
 }
 
 // DeadMarkingRefused reports whether the breaker refused the latest dead
@@ -150,7 +164,8 @@ func (c *Controller) logged(err error) {
 }
 
 // Tick runs one pass: leader check, barrier, re-read, then the assignment
-// sweep, dead marking (after the term's grace) and, on the term's first
+// sweep, dead marking (after the term's grace), the removal of drained
+// members (retire.go) and, on the term's first
 // pass and every 6th after it, orphan pruning. It returns ErrNotLeader when
 // this node does not lead, and the barrier's error when the pass was
 // skipped; an error of one duty does not stop the others.
@@ -166,7 +181,7 @@ func (c *Controller) Tick(ctx context.Context) error {
 		// The membership watch compares later reads with what this sweep saw.
 		c.term.alive, c.term.pending = alive, false
 	}
-	errs := []error{aliveErr, sweepErr, c.markDead(ctx, now)}
+	errs := []error{aliveErr, sweepErr, c.markDead(ctx, now), c.retire(ctx)}
 	if (c.term.passes-1)%orphanPruneEveryPasses == 0 {
 		errs = append(errs, c.prune(ctx))
 	}

@@ -32,12 +32,17 @@ type MemberView struct {
 	Voter               bool
 	Leader              bool
 	HeartbeatAgeSeconds int64
+	// NodeStatus is the member's own report (ListDetail only); nil when it
+	// could not be read, and then StatusError says why.
+	NodeStatus  *ports.NodeStatus
+	StatusError string
 }
 
 // Roster lists the members. Safe for concurrent use.
 type Roster struct {
-	store RosterStore
-	clock ports.Clock
+	store  RosterStore
+	clock  ports.Clock
+	status *StatusSources // nil: detail listings report it unavailable
 }
 
 // NewRoster returns a Roster; it panics on a nil dependency.

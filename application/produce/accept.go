@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -37,6 +38,7 @@ type Service struct {
 	clock    ports.Clock
 	metrics  ports.Metrics
 	drain    interface{ Draining() bool }
+	inFlight atomic.Int64 // produces being accepted now (NodeStatus)
 	rotation *rotations
 	cache    *topicCache
 }
@@ -83,6 +85,8 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 	if s.draining() {
 		return domain.ErrDraining
 	}
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
 	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload}
 	if err := checkFormat(msg); err != nil {
 		return err
@@ -106,6 +110,9 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 	}
 	return nil
 }
+
+// InFlight counts the produces, single or batch, being accepted now.
+func (s *Service) InFlight() int64 { return s.inFlight.Load() }
 
 // draining reports whether this node is being decommissioned.
 func (s *Service) draining() bool { return s.drain != nil && s.drain.Draining() }

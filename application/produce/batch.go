@@ -38,6 +38,8 @@ func (s *Service) AcceptBatch(ctx context.Context, topic string, msgs []Message)
 	if s.draining() {
 		return domain.ErrDraining
 	}
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
 	if err := checkBatchFormat(msgs); err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func cell(s string) string {
 }
 
 func newClusterMembersCmd(e *env, g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, detail bool
 	c := &cobra.Command{
 		Use:   "members",
 		Short: "List the cluster's members: status, Raft role, partitions and heartbeat age",
@@ -123,7 +123,11 @@ func newClusterMembersCmd(e *env, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			members, err := cl.Members(e.ctx)
+			list := cl.Members
+			if detail {
+				list = cl.MembersDetail
+			}
+			members, err := list(e.ctx)
 			if err != nil {
 				return err
 			}
@@ -134,15 +138,34 @@ func newClusterMembersCmd(e *env, g *globals) *cobra.Command {
 				return printJSON(e.stdout, members)
 			}
 			tw := newTable(e.stdout)
-			fmt.Fprintln(tw, "ID\tADDR\tSTATUS\tROLE\tPARTITIONS\tHEARTBEAT")
+			head := "ID\tADDR\tSTATUS\tROLE\tPARTITIONS\tHEARTBEAT"
+			if detail {
+				head += "\tBACKLOG\tQUARANTINE"
+			}
+			fmt.Fprintln(tw, head)
 			for _, m := range members {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%ds ago\n", cell(m.ID), cell(m.Addr), memberStatus(m), memberRole(m), memberPartitions(m), m.HeartbeatAgeSeconds)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%ds ago", cell(m.ID), cell(m.Addr), memberStatus(m), memberRole(m), memberPartitions(m), m.HeartbeatAgeSeconds)
+				if detail {
+					fmt.Fprintf(tw, "\t%s", memberDetail(m))
+				}
+				fmt.Fprintln(tw)
 			}
 			return tw.Flush()
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of members")
+	c.Flags().BoolVar(&detail, "detail", false, "also ask each member for its own status: dispatch backlog, quarantined copies")
 	return c
+}
+
+// memberDetail is a member's backlog and quarantine cells, or why its
+// status could not be read.
+func memberDetail(m httpclient.Member) string {
+	st := m.NodeStatus
+	if st == nil {
+		return "-\t" + cell("unknown: "+m.StatusError)
+	}
+	return fmt.Sprintf("%d records\t%d copies, %d bytes", st.DispatchBacklog, st.Quarantine.Copies, st.Quarantine.Bytes)
 }
 
 func memberStatus(m httpclient.Member) string {

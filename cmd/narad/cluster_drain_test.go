@@ -79,6 +79,7 @@ func TestClusterDecommissionMovesAndForget(t *testing.T) {
 		{[]string{"decommission", "n4", "--dry-run", "--json"}, 0, `"would_decommission": true`, ""},
 		{[]string{"decommission", "n4"}, 0, "n4 is draining", ""},
 		{[]string{"members"}, 0, "alive (draining)", ""},
+		{[]string{"members", "--detail"}, 0, "unknown: node status is not available on this node", ""},
 		{[]string{"decommission", "n4", "--cancel"}, 0, "n4 is no longer draining\n", ""},
 		{[]string{"decommission", "n3", "--dry-run"}, 0, "yes", ""},
 		{[]string{"decommission", "n9"}, 1, "", "http 404: not found"},
