@@ -67,6 +67,7 @@ type memberBody struct {
 	Voter               bool            `json:"voter"`
 	Leader              bool            `json:"leader"`
 	HeartbeatAgeSeconds int64           `json:"heartbeat_age_seconds"`
+	DecommissionBlocked []reasonJSON    `json:"decommission_blocked,omitempty"`
 	NodeStatus          *nodeStatusJSON `json:"node_status,omitempty"`
 	StatusError         string          `json:"status_error,omitempty"`
 }
@@ -122,6 +123,9 @@ func (h *clusterHandlers) list(c *gin.Context) {
 			OwnedPartitions: v.OwnedPartitions, OutboundMoves: v.OutboundMoves, Voter: v.Voter,
 			Leader: v.Leader, HeartbeatAgeSeconds: v.HeartbeatAgeSeconds,
 			NodeStatus: nodeStatusOf(v.NodeStatus), StatusError: v.StatusError}
+		if len(v.DecommissionBlocked) > 0 {
+			out[i].DecommissionBlocked = reasonsJSON(v.DecommissionBlocked)
+		}
 	}
 	respondJSON(c, http.StatusOK, map[string][]memberBody{"members": out})
 }

@@ -18,6 +18,8 @@ type Member struct {
 	Voter               bool   `json:"voter"`
 	Leader              bool   `json:"leader"`
 	HeartbeatAgeSeconds int64  `json:"heartbeat_age_seconds"`
+	// DecommissionBlocked says what keeps a draining member in the cluster.
+	DecommissionBlocked []Reason `json:"decommission_blocked,omitempty"`
 	// NodeStatus is the member's own report (MembersDetail only).
 	NodeStatus  *NodeStatus `json:"node_status,omitempty"`
 	StatusError string      `json:"status_error,omitempty"`

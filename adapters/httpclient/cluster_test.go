@@ -3,6 +3,7 @@ package httpclient_test
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/narad/narad/adapters/httpclient"
@@ -17,7 +18,7 @@ func TestMembersReadsTheListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := httpclient.Member{ID: "n1", Addr: "10.0.0.5:7942", Status: "alive", OwnedPartitions: 6, OutboundMoves: 1, Voter: true, Leader: true, HeartbeatAgeSeconds: 2}
-	if len(got) != 1 || got[0] != want {
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Fatalf("members %+v", got)
 	}
 	if r := rec.requests()[0]; r.Method != http.MethodGet || r.Path != "/v1/cluster/members" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
 
@@ -84,5 +85,41 @@ func TestRosterDetailAsksEveryMember(t *testing.T) {
 	plain, err := r.List(context.Background())
 	if err != nil || plain[0].NodeStatus != nil || plain[0].StatusError != "" {
 		t.Fatalf("a plain listing asked for statuses: %+v %v", plain, err)
+	}
+}
+
+// Ensure that a draining member lists what keeps it in the cluster (api.md
+// §2.17 decommission_blocked): three voters, the leadership it holds, a
+// move aimed at it, and with detail its dispatch backlog; and that a member
+// not draining lists nothing.
+func TestRosterShowsDrainBlockers(t *testing.T) {
+	t.Parallel()
+	s := voters(t, 3, "n3", "n1")
+	register(t, s, &meta.SetAssignmentTarget{Topic: "t", TopicID: "00000000000000a1", Partition: 1, Target: "n3"},
+		&meta.SetMemberDraining{ID: "n3", Draining: true})
+	r := membership.NewRoster(deskStore{MetaStore: s, admitted: true, leader: "n3"}, fixedClock(time.UnixMilli(1_700_000_000_000))).
+		WithStatus(membership.StatusSources{Self: "n1", Local: localStatus{Node: "n1"},
+			Peers: statusTable{"n2": {Node: "n2"}, "n3": {Node: "n3", Draining: true, DispatchBacklog: 5}}})
+	codesOf := func(v membership.MemberView) []string {
+		out := []string{}
+		for _, b := range v.DecommissionBlocked {
+			out = append(out, b.Code)
+		}
+		return out
+	}
+	plain, err := r.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{membership.ReasonBelowMinVoters, membership.BlockedLeaderTransfer, membership.BlockedMoveTarget}
+	if got := codesOf(plain[2]); !reflect.DeepEqual(got, want) || len(plain[0].DecommissionBlocked) != 0 {
+		t.Fatalf("blockers %v (n1: %v), want %v", got, plain[0].DecommissionBlocked, want)
+	}
+	detail, err := r.ListDetail(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := codesOf(detail[2]); !reflect.DeepEqual(got, append(want, membership.BlockedDispatchBacklog)) {
+		t.Fatalf("detail blockers %v", got)
 	}
 }

@@ -32,6 +32,9 @@ type MemberView struct {
 	Voter               bool
 	Leader              bool
 	HeartbeatAgeSeconds int64
+	// DecommissionBlocked says, for a draining member, what keeps it in
+	// the cluster now; empty when nothing does.
+	DecommissionBlocked []Reason
 	// NodeStatus is the member's own report (ListDetail only); nil when it
 	// could not be read, and then StatusError says why.
 	NodeStatus  *ports.NodeStatus
@@ -82,6 +85,10 @@ func (r *Roster) List(ctx context.Context) ([]MemberView, error) {
 			Voter: voter, Leader: hasLeader && leader == rid,
 			HeartbeatAgeSeconds: max(0, now-m.LastHeartbeat),
 		})
+		if m.Draining {
+			v := &out[len(out)-1]
+			v.DecommissionBlocked = drainBlockers(m, members, cfg, counts, v.Leader)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil

@@ -59,6 +59,9 @@ func (r *Roster) ListDetail(ctx context.Context) ([]MemberView, error) {
 		})
 	}
 	wg.Wait()
+	for i := range views {
+		views[i].DecommissionBlocked = append(views[i].DecommissionBlocked, detailBlockers(views[i])...)
+	}
 	return views, nil
 }
 

@@ -150,7 +150,15 @@ func newClusterMembersCmd(e *env, g *globals) *cobra.Command {
 				}
 				fmt.Fprintln(tw)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, m := range members {
+				for _, b := range m.DecommissionBlocked {
+					fmt.Fprintf(e.stdout, "%s stays: %s: %s\n", cell(m.ID), cell(b.Code), cell(b.Message))
+				}
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of members")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,7 +166,7 @@ func TestClusterMembers(t *testing.T) {
 	}
 	r = runCLI(t, cliOpts{}, append([]string{"cluster", "members", "--json", "-s", f.url()}, asRoot...)...)
 	var got []httpclient.Member
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 3 || got[1] != members[1] {
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 3 || !reflect.DeepEqual(got[1], members[1]) {
 		t.Fatalf("json %v: %s", err, r.stdout)
 	}
 	if r := runCLI(t, cliOpts{}, append([]string{"cluster", "members", "-s", f.url()}, asAlice...)...); r.code != 1 || !strings.Contains(r.stderr, "http 403: admin privileges required") {
