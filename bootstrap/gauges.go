@@ -45,6 +45,13 @@ func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store
 		}
 		return float64(len(owned))
 	})
+	m.GaugeFunc("narad_colocated_child_partitions", "Child partitions on the node that owns their parent's partition (the same count on every node).", func() float64 {
+		n, err := view.colocatedCount()
+		if err != nil {
+			return 0
+		}
+		return float64(n)
+	})
 	m.DataDirGauges(cfg.Storage.DataDir)
 	m.SizeGauges(func() []telemetry.SizeSample { return localSizes(view, logs) })
 }

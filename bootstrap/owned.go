@@ -25,6 +25,10 @@ type ownedView struct {
 	versions meta.Versions
 	topics   int
 	owned    []domain.PartitionRef
+	// colocated counts child partitions p placed on the node that owns
+	// their parent's partition p (narad_colocated_child_partitions, api.md
+	// §5.3): the same count on every node, read from its replica.
+	colocated int
 }
 
 func newOwnedView(store ports.MetadataStore, self string) *ownedView {
@@ -45,17 +49,50 @@ func (v *ownedView) read() (int, []domain.PartitionRef, error) {
 		return 0, nil, err
 	}
 	var owned []domain.PartitionRef
+	owners := make(map[string]map[int32]string, len(topics))
 	for _, t := range topics {
 		rows, err := v.store.Assignments(t.Name)
 		if err != nil {
 			return 0, nil, err
 		}
+		byPart := make(map[int32]string, len(rows))
 		for _, r := range rows {
+			byPart[r.Partition] = r.Owner
 			if r.Owner == v.self {
 				owned = append(owned, domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: r.Partition})
 			}
 		}
+		owners[t.Name] = byPart
 	}
 	v.valid, v.versions, v.topics, v.owned = true, cur, len(topics), owned
+	v.colocated = colocatedChildren(topics, owners)
 	return v.topics, v.owned, nil
+}
+
+// colocatedChildren counts child partitions p whose owner also owns their
+// parent's partition p (partitions the parent lacks count for nothing).
+func colocatedChildren(topics []meta.Topic, owners map[string]map[int32]string) int {
+	n := 0
+	for _, t := range topics {
+		if t.Parent == "" || t.IsRemoteStub() {
+			continue
+		}
+		parent := owners[t.Parent]
+		for p, owner := range owners[t.Name] {
+			if po, ok := parent[p]; ok && owner != "" && po == owner {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// colocatedCount is the last count of co-located child partitions.
+func (v *ownedView) colocatedCount() (int, error) {
+	if _, _, err := v.read(); err != nil {
+		return 0, err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.colocated, nil
 }

@@ -57,3 +57,24 @@ func TestOwnedViewRereadsOnlyWhenTopicsOrAssignmentsMove(t *testing.T) {
 		t.Fatalf("after a new topic: %d topics, owned %+v, %d listings, %v", topics, owned, store.lists, err)
 	}
 }
+
+// ensure that narad_colocated_child_partitions counts a child partition
+// only when its owner also owns the parent's partition of the same index
+// (api.md §5.3), and counts nothing for a remote stub or a partition the
+// parent lacks.
+func TestColocatedChildrenCount(t *testing.T) {
+	topics := []meta.Topic{
+		{Name: "p", Partitions: 3, Children: []string{"c", "r"}},
+		{Name: "c", Partitions: 4, Parent: "p"},
+		{Name: "r", Parent: "p", Remote: &meta.RemoteLink{Name: "dr"}},
+		{Name: "solo", Partitions: 1},
+	}
+	owners := map[string]map[int32]string{
+		"p":    {0: "n1", 1: "n2", 2: "n3"},
+		"c":    {0: "n2", 1: "n2", 2: "n3", 3: "n3"},
+		"solo": {0: "n1"},
+	}
+	if got := colocatedChildren(topics, owners); got != 2 {
+		t.Fatalf("colocated %d, want 2 (c/1 on n2, c/2 on n3)", got)
+	}
+}

@@ -11,6 +11,8 @@ const (
 	AuditAuthThrottled     = "auth.throttled"
 	AuditAccessDenied      = "access.denied"
 	AuditTopicDelete       = "topic.delete"
+	AuditDecommission      = "cluster.decommission"
+	AuditDecommissionStop  = "cluster.decommission.cancel"
 	AuditClusterStreamDeny = "cluster.stream_rejected"
 )
 

@@ -17,8 +17,8 @@ import (
 // Decommissioner drains members: *membership.Decommissioner satisfies it.
 type Decommissioner interface {
 	Verdict(ctx context.Context, id string) (membership.Verdict, error)
-	Start(ctx context.Context, actor, id string) error
-	Cancel(ctx context.Context, actor, id string) error
+	Start(ctx context.Context, c membership.Caller, id string) error
+	Cancel(ctx context.Context, c membership.Caller, id string) error
 }
 
 // Forgetter drops Raft servers without a member record:
@@ -99,7 +99,7 @@ func (h *clusterAdmin) startDecommission(c *gin.Context) {
 			Reasons: reasonsJSON(v.Reasons), Voter: v.Voter, OwnedPartitions: v.OwnedPartitions, InboundMoves: v.InboundMoves})
 		return
 	}
-	err = h.decom.Start(ctx, principalOf(c).Name, id)
+	err = h.decom.Start(ctx, callerOf(c), id)
 	var refused *membership.RefusedError
 	switch {
 	case errors.As(err, &refused):
@@ -118,7 +118,7 @@ func (h *clusterAdmin) cancelDecommission(c *gin.Context) {
 		err = clientErr(http.StatusBadRequest, "dry_run is not accepted when cancelling a decommission")
 	}
 	if err == nil {
-		err = h.decom.Cancel(c.Request.Context(), principalOf(c).Name, c.Param("id"))
+		err = h.decom.Cancel(c.Request.Context(), callerOf(c), c.Param("id"))
 	}
 	if err != nil {
 		respondError(c, h.log, err)
@@ -168,6 +168,11 @@ func (h *clusterAdmin) abortMove(c *gin.Context) {
 	}
 	respondJSON(c, http.StatusAccepted, map[string]any{"move": j,
 		"note": mv.From + " keeps the partition and goes on serving it; " + mv.To + " throws its partial copy away"})
+}
+
+// callerOf is who asks, for the audit log.
+func callerOf(c *gin.Context) membership.Caller {
+	return membership.Caller{Name: principalOf(c).Name, Remote: c.RemoteIP()}
 }
 
 // parseDryRun reads dry_run: true or false (absent: false), else 400.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/narad/narad/domain"
@@ -59,11 +60,25 @@ type DecommissionStore interface {
 	ports.MetadataProposer
 }
 
+// Caller is who asks for a cluster change, for the audit log.
+type Caller struct {
+	Name   string // the authenticated user ("" with security off)
+	Remote string // the client's address
+}
+
 // Decommissioner marks nodes draining and clears the mark (api.md §2.17,
-// internals.md §11.7). Safe for concurrent use.
+// internals.md §11.7), leaving one audit line per attempt. Safe for
+// concurrent use.
 type Decommissioner struct {
 	store DecommissionStore
 	clock ports.Clock
+	audit ports.AuditLog // nil: no audit lines
+}
+
+// WithAudit returns d recording each decommission and cancel in log.
+func (d *Decommissioner) WithAudit(log ports.AuditLog) *Decommissioner {
+	d.audit = log
+	return d
 }
 
 // NewDecommissioner returns a Decommissioner; it panics on a nil dependency.
@@ -165,7 +180,8 @@ func ownerReasons(self meta.Member, members []meta.Member, owned int) []Reason {
 // Start marks id draining once its verdict allows it; a node already
 // draining is answered the same (idempotent). Errors: *RefusedError,
 // domain.ErrMemberNotFound, domain.ErrUnavailable, a store error.
-func (d *Decommissioner) Start(ctx context.Context, actor, id string) error {
+func (d *Decommissioner) Start(ctx context.Context, c Caller, id string) (err error) {
+	defer func() { d.record(ports.AuditDecommission, c, id, err) }()
 	v, err := d.Verdict(ctx, id)
 	if err != nil {
 		return err
@@ -173,12 +189,13 @@ func (d *Decommissioner) Start(ctx context.Context, actor, id string) error {
 	if !v.WouldDecommission {
 		return &RefusedError{Verdict: v}
 	}
-	return d.setDraining(ctx, actor, id, true)
+	return d.setDraining(ctx, c.Name, id, true)
 }
 
 // Cancel clears id's drain mark. Errors: domain.ErrMemberNotFound,
 // domain.ErrUnavailable, a store error.
-func (d *Decommissioner) Cancel(ctx context.Context, actor, id string) error {
+func (d *Decommissioner) Cancel(ctx context.Context, c Caller, id string) (err error) {
+	defer func() { d.record(ports.AuditDecommissionStop, c, id, err) }()
 	members, err := d.store.Members()
 	if err != nil {
 		return readFailure(err)
@@ -186,7 +203,34 @@ func (d *Decommissioner) Cancel(ctx context.Context, actor, id string) error {
 	if _, ok := findMember(members, id); !ok {
 		return domain.ErrMemberNotFound
 	}
-	return d.setDraining(ctx, actor, id, false)
+	return d.setDraining(ctx, c.Name, id, false)
+}
+
+// auditSubjectMax bounds the member id an audit line repeats.
+const auditSubjectMax = 64
+
+// record writes the audit line of one attempt: ok, refused (with the
+// client's message) or failed.
+func (d *Decommissioner) record(event string, c Caller, id string, err error) {
+	if d.audit == nil {
+		return
+	}
+	outcome, reason := ports.AuditOK, ""
+	var r *domain.Refusal
+	switch {
+	case err == nil:
+	case errors.Is(err, domain.ErrUnavailable):
+		outcome, reason = ports.AuditFailed, err.Error()
+	case errors.As(err, &r), errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrMemberNotFound):
+		outcome, reason = ports.AuditRefused, err.Error()
+	default:
+		outcome, reason = ports.AuditFailed, err.Error()
+	}
+	if len(id) > auditSubjectMax {
+		id = id[:auditSubjectMax]
+	}
+	d.audit.Record(ports.AuditEvent{Event: event, Actor: c.Name, Subject: "member " + strconv.Quote(id),
+		Outcome: outcome, Reason: reason, Remote: c.Remote})
 }
 
 func (d *Decommissioner) setDraining(ctx context.Context, actor, id string, draining bool) error {

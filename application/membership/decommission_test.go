@@ -34,6 +34,8 @@ func voters(t *testing.T, count int, owners ...string) *fake.MetaStore {
 	return s
 }
 
+var admin = membership.Caller{Name: "admin", Remote: "10.0.0.9"}
+
 func codes(v membership.Verdict) []string {
 	out := []string{}
 	for _, r := range v.Reasons {
@@ -120,7 +122,7 @@ func TestDecommissionStartAndCancel(t *testing.T) {
 
 	small := voters(t, 3)
 	d := membership.NewDecommissioner(small, clock)
-	err := d.Start(ctx, "admin", "n3")
+	err := d.Start(ctx, admin, "n3")
 	var refused *membership.RefusedError
 	if !errors.As(err, &refused) || !errors.Is(err, domain.ErrConflict) || refused.Verdict.Reasons[0].Code != membership.ReasonBelowMinVoters {
 		t.Fatalf("three voters: %v", err)
@@ -132,23 +134,23 @@ func TestDecommissionStartAndCancel(t *testing.T) {
 	s := voters(t, 4)
 	d = membership.NewDecommissioner(s, clock)
 	for range 2 { // a repeat is answered the same
-		if err := d.Start(ctx, "admin", "n4"); err != nil || !draining(s, "n4") {
+		if err := d.Start(ctx, admin, "n4"); err != nil || !draining(s, "n4") {
 			t.Fatalf("start: %v, draining %v", err, draining(s, "n4"))
 		}
 	}
-	if err := d.Cancel(ctx, "admin", "n4"); err != nil || draining(s, "n4") {
+	if err := d.Cancel(ctx, admin, "n4"); err != nil || draining(s, "n4") {
 		t.Fatalf("cancel: %v, draining %v", err, draining(s, "n4"))
 	}
 	for name, err := range map[string]error{
-		"start":   d.Start(ctx, "admin", "n9"),
-		"cancel":  d.Cancel(ctx, "admin", "n9"),
+		"start":   d.Start(ctx, admin, "n9"),
+		"cancel":  d.Cancel(ctx, admin, "n9"),
 		"verdict": func() error { _, err := d.Verdict(ctx, "n9"); return err }(),
 	} {
 		if !errors.Is(err, domain.ErrMemberNotFound) {
 			t.Fatalf("%s of an unknown id: %v", name, err)
 		}
 	}
-	if err := membership.NewDecommissioner(noConfig{s}, clock).Start(ctx, "admin", "n4"); !errors.Is(err, domain.ErrUnavailable) {
+	if err := membership.NewDecommissioner(noConfig{s}, clock).Start(ctx, admin, "n4"); !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("no configuration: %v", err)
 	}
 }
@@ -169,5 +171,22 @@ func TestSelfDrainFollowsTheFlag(t *testing.T) {
 	register(t, s, &meta.SetMemberDraining{ID: "n3", Draining: true}, &meta.SetMemberDraining{ID: "n4", Draining: false})
 	if sd.Draining() {
 		t.Fatal("still draining after the cancel")
+	}
+}
+
+// Ensure that each decommission and cancel leaves one audit line
+// (internals.md §12.4): ok, or refused with the client's message.
+func TestDecommissionIsAudited(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	audit := &fake.Audit{}
+	d := membership.NewDecommissioner(voters(t, 3), fixedClock(time.UnixMilli(1_700_000_000_000))).WithAudit(audit)
+	_ = d.Start(ctx, admin, "n3")
+	_ = d.Cancel(ctx, admin, "n3")
+	got := audit.Events()
+	if len(got) != 2 || got[0].Event != "cluster.decommission" || got[0].Outcome != "refused" || got[0].Actor != "admin" ||
+		got[0].Remote != "10.0.0.9" || got[0].Subject != `member "n3"` || got[0].Reason == "" ||
+		got[1].Event != "cluster.decommission.cancel" || got[1].Outcome != "ok" {
+		t.Fatalf("audit lines %+v", got)
 	}
 }
