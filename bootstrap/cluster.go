@@ -105,7 +105,8 @@ func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service,
 }
 
 func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
-	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, status *membership.StatusReporter, log *zap.Logger) error {
+	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, status *membership.StatusReporter,
+	logs *segmentlog.Store, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -117,7 +118,8 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	quicpeer.RegisterNodeStatus(srv, status)
-	quicpeer.RegisterTokens(srv, svc) // delivery tokens, both sides (internals.md §5.5)
+	quicpeer.RegisterTransfer(srv, logs) // a move's copy reads (ops 22, 23)
+	quicpeer.RegisterTokens(srv, svc)    // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

@@ -250,3 +250,17 @@ const (
 	// opLabelUnknown labels a byte no operation has.
 	opLabelUnknown = "unknown"
 )
+
+// Transfer ops (ListPartitionSegments 22, FetchSegmentChunk 23:
+// internals.md §11.3, §11.8, §10.3). Part of the wire format.
+const (
+	// transferChunkMaxBytes caps one chunk read (the spec's 1 MiB chunk).
+	transferChunkMaxBytes = 1 << 20
+	// transferSegmentsMaxCount caps the segments of one listing: 64 MiB
+	// segments of a partition kept forever; a full listing stays far
+	// below the 16 MiB frame.
+	transferSegmentsMaxCount = 1 << 16
+	// transferSlotsCount is how many transfer ops a node serves at once
+	// (each holds its slot until its reply is written).
+	transferSlotsCount = 8
+)

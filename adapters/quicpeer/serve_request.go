@@ -22,7 +22,8 @@ func (s *Server) dispatch(ctx context.Context, ss *serverStream, req frame) {
 		s.answer(ss, op, frame{Type: typeError, RequestID: req.RequestID, Payload: errorPayload(msgUnsupportedOp)})
 		return
 	}
-	slots := s.slots.of(slotClassOf(op, req.Payload[1:]))
+	class := slotClassOf(op, req.Payload[1:])
+	slots := s.slots.of(class)
 	if slots != nil {
 		select {
 		case slots <- struct{}{}:
@@ -33,7 +34,7 @@ func (s *Server) dispatch(ctx context.Context, ss *serverStream, req frame) {
 		}
 	}
 	resp, err := s.run(ctx, h, op, req.Payload[1:])
-	if slots != nil {
+	if slots != nil && class != slotTransfer {
 		<-slots
 	}
 	out := frame{Type: typeReply, RequestID: req.RequestID, Payload: resp}
@@ -41,6 +42,9 @@ func (s *Server) dispatch(ctx context.Context, ss *serverStream, req frame) {
 		out = frame{Type: typeError, RequestID: req.RequestID, Payload: errorPayload(err.Error())}
 	}
 	s.answer(ss, op, out)
+	if slots != nil && class == slotTransfer {
+		<-slots // a transfer reply (up to 1 MiB) is written under its slot
+	}
 }
 
 // run calls h, turning a panic into an error so one bad request cannot take

@@ -18,6 +18,9 @@ const (
 	slotExempt slotClass = iota
 	slotCommit
 	slotMessaging
+	// slotTransfer bounds the move copy reads (ops 22, 23), which hold
+	// their slot until the reply is written.
+	slotTransfer
 )
 
 // slotClassOf classifies one request by its op and, for a consume, by
@@ -30,6 +33,8 @@ func slotClassOf(op Op, req []byte) slotClass {
 		return slotCommit
 	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpTokenRegister, OpTokenNotify:
 		return slotMessaging
+	case OpListPartitionSegs, OpFetchSegmentChunk:
+		return slotTransfer
 	case OpConsume:
 		r, err := decodeConsumeRequest(req)
 		if err != nil || r.LocalOnly || r.Wait <= 0 {
@@ -39,13 +44,14 @@ func slotClassOf(op Op, req []byte) slotClass {
 	return slotExempt
 }
 
-// handlerSlots are the server's two bounds.
+// handlerSlots are the server's bounds.
 type handlerSlots struct {
-	commit, messaging chan struct{}
+	commit, messaging, transfer chan struct{}
 }
 
 func newHandlerSlots(n int) handlerSlots {
-	return handlerSlots{commit: make(chan struct{}, n), messaging: make(chan struct{}, n)}
+	return handlerSlots{commit: make(chan struct{}, n), messaging: make(chan struct{}, n),
+		transfer: make(chan struct{}, transferSlotsCount)}
 }
 
 // of returns the bound of class c, nil for an exempt op.
@@ -55,6 +61,8 @@ func (h handlerSlots) of(c slotClass) chan struct{} {
 		return h.commit
 	case slotMessaging:
 		return h.messaging
+	case slotTransfer:
+		return h.transfer
 	}
 	return nil
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // ensure that ops are classed as internals.md §10.3 says: commits apart
-// from messaging, a consume probe or a consume without a wait a scan, a
-// long poll and the control ops under no bound.
+// from messaging, a consume probe or a consume without a wait a scan, the
+// transfer reads under their own bound of 8, a long poll and the control
+// ops under no bound.
 func TestSlotClassOf(t *testing.T) {
 	t.Parallel()
 	poll := appendConsumeRequest(nil, ports.RemoteConsume{Topic: "t", Wait: 5 * time.Second})
@@ -36,6 +37,8 @@ func TestSlotClassOf(t *testing.T) {
 		{"long-poll consume", OpConsume, poll, slotExempt},
 		{"join", OpJoinCluster, nil, slotExempt},
 		{"create topic", OpCreateTopic, nil, slotExempt},
+		{"segment listing", OpListPartitionSegs, nil, slotTransfer},
+		{"segment chunk", OpFetchSegmentChunk, nil, slotTransfer},
 	} {
 		if got := slotClassOf(c.op, c.req); got != c.want {
 			t.Errorf("%s: class %d, want %d", c.name, got, c.want)
@@ -111,4 +114,41 @@ func TestCommitAndMessagingBoundsApart(t *testing.T) {
 	if n := commits.Load(); n != 2 {
 		t.Fatalf("%d commits ran, want 2", n)
 	}
+}
+
+// ensure that at most transferSlotsCount transfer ops run at once, however
+// many arrive, and that commits still run while they are all busy.
+func TestTransferOpsRunEightAtATime(t *testing.T) {
+	t.Parallel()
+	var running, peak atomic.Int32
+	release := make(chan struct{})
+	s, _ := newServer(t, ServerOptions{})
+	s.Handle(OpFetchSegmentChunk, func(ctx context.Context, _ []byte) ([]byte, error) {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		running.Add(-1)
+		return okReply(appendBytes(nil, nil)), nil
+	})
+	s.Handle(OpCommitProduceBatch, echo)
+	c, _ := newClient(t, secretA)
+	for range transferSlotsCount + 4 {
+		go func() { _, _ = c.Call(t.Context(), s.Addr().String(), OpFetchSegmentChunk, nil) }()
+	}
+	waitFor(t, "every transfer slot busy", func() bool { return running.Load() == transferSlotsCount })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Call(ctx, s.Addr().String(), OpCommitProduceBatch, []byte("x")); err != nil {
+		t.Fatalf("a commit while every transfer slot is busy: %v", err)
+	}
+	close(release)
+	waitFor(t, "every transfer done", func() bool { return running.Load() == 0 && peak.Load() == transferSlotsCount })
 }

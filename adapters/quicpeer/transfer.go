@@ -1,0 +1,170 @@
+package quicpeer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// ListPartitionSegments (op 22) and FetchSegmentChunk (op 23) payloads,
+// internals.md §11.3. Part of the wire format and must never change:
+//
+//	op 22 request:    topic string | topic_id string | partition i32
+//	op 22 reply body: high_watermark i64 | segments u32 |
+//	                  segments × (name string | size i64)
+//	op 23 request:    topic string | topic_id string | partition i32 |
+//	                  name string | offset i64 | max u32 (1 to 1 MiB)
+//	op 23 reply body: chunk bytes (u32 length + data, at most max)
+
+// transferSegmentMinWireBytes is the smallest encoded listing entry: an
+// empty name's length and the size.
+const transferSegmentMinWireBytes = 4 + 8
+
+func appendTransferRef(b []byte, ref domain.PartitionRef) []byte {
+	b = appendString(b, ref.Topic)
+	b = appendString(b, string(ref.TopicID))
+	return appendI32(b, ref.Partition)
+}
+
+func (r *reader) transferRef() domain.PartitionRef {
+	ref := domain.PartitionRef{Topic: r.string("topic", wireNameMaxBytes), TopicID: domain.TopicID(r.string("topic id", wireNameMaxBytes))}
+	ref.Partition = r.i32("partition")
+	if r.err == nil && ref.Partition < 0 {
+		r.fail("partition %d", ref.Partition)
+	}
+	return ref
+}
+
+func decodeListingRequest(p []byte) (domain.PartitionRef, error) {
+	r := reader{b: p}
+	ref := r.transferRef()
+	return ref, r.end("segment listing request")
+}
+
+func appendListingBody(b []byte, l ports.TransferListing) []byte {
+	b = appendI64(b, l.HighWatermark)
+	b = appendU32(b, uint32(len(l.Segments)))
+	for _, f := range l.Segments {
+		b = appendString(b, f.Name)
+		b = appendI64(b, f.Size)
+	}
+	return b
+}
+
+func decodeListingBody(body []byte) (ports.TransferListing, error) {
+	r := reader{b: body}
+	l := ports.TransferListing{HighWatermark: r.i64("high watermark")}
+	n := r.count("segment count", transferSegmentMinWireBytes, transferSegmentsMaxCount)
+	if r.err == nil {
+		l.Segments = make([]ports.TransferFile, n)
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		l.Segments[i] = ports.TransferFile{Name: r.string("segment name", wireNameMaxBytes), Size: r.i64("segment size")}
+		if r.err == nil && l.Segments[i].Size < 0 {
+			r.fail("segment %q size %d", l.Segments[i].Name, l.Segments[i].Size)
+		}
+	}
+	if r.err == nil && l.HighWatermark < 0 {
+		r.fail("high watermark %d", l.HighWatermark)
+	}
+	if err := r.end("segment listing"); err != nil {
+		return ports.TransferListing{}, err
+	}
+	return l, nil
+}
+
+// chunkRequest is a decoded op 23 request.
+type chunkRequest struct {
+	ref  domain.PartitionRef
+	name string
+	off  int64
+	max  int
+}
+
+func appendChunkRequest(b []byte, q chunkRequest) []byte {
+	b = appendTransferRef(b, q.ref)
+	b = appendString(b, q.name)
+	b = appendI64(b, q.off)
+	return appendU32(b, uint32(q.max))
+}
+
+func decodeChunkRequest(p []byte) (chunkRequest, error) {
+	r := reader{b: p}
+	q := chunkRequest{ref: r.transferRef(), name: r.string("segment name", wireNameMaxBytes), off: r.i64("offset")}
+	max := r.u32("max")
+	if r.err == nil && (q.off < 0 || max == 0 || max > transferChunkMaxBytes) {
+		r.fail("chunk at %d of %d bytes (1 to %d)", q.off, max, transferChunkMaxBytes)
+	}
+	q.max = int(max)
+	if err := r.end("segment chunk request"); err != nil {
+		return chunkRequest{}, err
+	}
+	return q, nil
+}
+
+// TransferListing asks node, a partition's owner, for the segment listing
+// of ref (op 22) under the caller's deadline.
+func (p *Peers) TransferListing(ctx context.Context, node string, ref domain.PartitionRef) (ports.TransferListing, error) {
+	body, err := p.call(ctx, node, OpListPartitionSegs, appendTransferRef(nil, ref))
+	if err != nil {
+		return ports.TransferListing{}, err
+	}
+	l, err := decodeListingBody(body)
+	if err != nil {
+		return ports.TransferListing{}, unreadableReply("segment listing", node, err)
+	}
+	return l, nil
+}
+
+// FetchTransferChunk reads up to max bytes (at most 1 MiB) of segment name
+// of ref from node (op 23) under the caller's deadline.
+func (p *Peers) FetchTransferChunk(ctx context.Context, node string, ref domain.PartitionRef, name string, off int64, max int) ([]byte, error) {
+	if max <= 0 || max > transferChunkMaxBytes {
+		return nil, fmt.Errorf("quicpeer: chunk of %d bytes (1 to %d): %w", max, transferChunkMaxBytes, domain.ErrInvalidArgument)
+	}
+	body, err := p.call(ctx, node, OpFetchSegmentChunk, appendChunkRequest(nil, chunkRequest{ref: ref, name: name, off: off, max: max}))
+	if err != nil {
+		return nil, err
+	}
+	r := reader{b: body}
+	chunk := r.bytes("chunk")
+	if err := r.end("segment chunk"); err != nil {
+		return nil, unreadableReply("segment chunk", node, err)
+	}
+	if len(chunk) > max {
+		return nil, unreadableReply("segment chunk", node, fmt.Errorf("%d bytes for %d asked: %w", len(chunk), max, ErrBadPayload))
+	}
+	return chunk, nil
+}
+
+// RegisterTransfer serves ListPartitionSegments (op 22) and
+// FetchSegmentChunk (op 23) from t. It panics on a nil t.
+func RegisterTransfer(srv *Server, t ports.PartitionTransfer) {
+	if t == nil {
+		panic("quicpeer: nil partition transfer")
+	}
+	srv.Handle(OpListPartitionSegs, func(_ context.Context, p []byte) ([]byte, error) {
+		ref, err := decodeListingRequest(p)
+		if err != nil {
+			return errReply(err), nil
+		}
+		l, err := t.TransferListing(ref)
+		if err != nil {
+			return errReply(err), nil
+		}
+		return okReply(appendListingBody(nil, l)), nil
+	})
+	srv.Handle(OpFetchSegmentChunk, func(_ context.Context, p []byte) ([]byte, error) {
+		q, err := decodeChunkRequest(p)
+		if err != nil {
+			return errReply(err), nil
+		}
+		chunk, err := t.ReadTransferChunk(q.ref, q.name, q.off, q.max)
+		if err != nil {
+			return errReply(err), nil
+		}
+		return okReply(appendBytes(make([]byte, 0, 4+len(chunk)), chunk)), nil
+	})
+}

@@ -1,0 +1,84 @@
+package segmentlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+var _ ports.PartitionTransfer = (*Store)(nil)
+
+// TransferListing lists ref's segments for a move's destination. Under the
+// log's write lock, so no commit is half done: the high watermark, then
+// every sealed segment whole (a segment is sealed only after the commit
+// that filled it, so it holds committed records only) and the active one up
+// to the end of its last visible frame (neither the hidden tail nor a frame
+// written by a commit in flight).
+func (s *Store) TransferListing(ref domain.PartitionRef) (ports.TransferListing, error) {
+	if err := validateRef(ref); err != nil {
+		return ports.TransferListing{}, err
+	}
+	l, err := s.resolve(s.slotFor(ref), ref.TopicID, false)
+	if err != nil {
+		return ports.TransferListing{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shut {
+		return ports.TransferListing{}, fmt.Errorf("segmentlog: transfer listing of %s/%d: %w", ref.Topic, ref.Partition, domain.ErrLogClosed)
+	}
+	out := ports.TransferListing{HighWatermark: l.hwm.Load()}
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	out.Segments = make([]ports.TransferFile, len(l.segs))
+	for i, seg := range l.segs {
+		size := seg.sizeBytes
+		if seg == l.active {
+			size = l.hwmPos
+		}
+		out.Segments[i] = ports.TransferFile{Name: segmentName(seg.base), Size: size}
+	}
+	return out, nil
+}
+
+// ReadTransferChunk reads up to max bytes of ref's segment name from off.
+// Only segment names are read, from the partition's own directory; the
+// topic's incarnation is checked as for any open.
+func (s *Store) ReadTransferChunk(ref domain.PartitionRef, name string, off int64, max int) ([]byte, error) {
+	if err := validateRef(ref); err != nil {
+		return nil, err
+	}
+	if _, ok := parseSegmentName(name); !ok || off < 0 || max <= 0 {
+		return nil, domain.Refuse(domain.ErrInvalidArgument, fmt.Sprintf("transfer chunk %q at %d, %d bytes: not a segment read", name, off, max))
+	}
+	sl := s.slotFor(ref)
+	if _, err := s.resolve(sl, ref.TopicID, false); err != nil {
+		return nil, err
+	}
+	f, err := s.opts.FS.Open(filepath.Join(sl.dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, domain.Refuse(domain.ErrOffsetGone, fmt.Sprintf("segment %s of %s/%d is gone", name, ref.Topic, ref.Partition))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("segmentlog: transfer chunk: %w", err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("segmentlog: transfer chunk: %w", err)
+	}
+	if off >= size {
+		return []byte{}, nil
+	}
+	buf := make([]byte, min(int64(max), size-off))
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("segmentlog: transfer chunk of %s: %w", name, err)
+	}
+	return buf[:n], nil
+}
