@@ -1,6 +1,11 @@
 package ports
 
-import "github.com/narad/narad/domain"
+import (
+	"context"
+	"time"
+
+	"github.com/narad/narad/domain"
+)
 
 // TransferFile is one segment file of a partition as a move copies it: its
 // name in the partition's directory and how many bytes of it to copy.
@@ -17,6 +22,10 @@ type TransferFile struct {
 type TransferListing struct {
 	HighWatermark int64
 	Segments      []TransferFile
+	// Side are the files beside the segments that move with the
+	// partition: the consumer position (consumer.offset, consumer.ahead)
+	// and the fan-out cursors (fanout-<child>.offset), whole.
+	Side []TransferFile
 }
 
 // PartitionTransfer reads a partition's files for a move (the source
@@ -26,9 +35,47 @@ type PartitionTransfer interface {
 	// (unstamped, so idle eviction closes it again), so the boundary is the
 	// recovered one, never 0 for a partition that holds records.
 	TransferListing(ref domain.PartitionRef) (TransferListing, error)
-	// ReadTransferChunk reads up to max bytes of segment name from off;
-	// fewer at the end of the file, none past it. A name that is not a
-	// segment file is refused (domain.ErrInvalidArgument); a segment gone
+	// ReadTransferChunk reads up to max bytes of file name (a segment or
+	// a side file) from off; fewer at the end of the file, none past it.
+	// Any other name is refused (domain.ErrInvalidArgument); a file gone
 	// (retention) answers domain.ErrOffsetGone.
 	ReadTransferChunk(ref domain.PartitionRef, name string, off int64, max int) ([]byte, error)
+}
+
+// PartitionFreezer stops commits to a partition a move is about to flip
+// (internals.md §11.3 steps 3-5). Safe for concurrent use.
+type PartitionFreezer interface {
+	// Freeze stops commits to ref for ttl and lists it once no commit is
+	// in flight. An empty token starts a freeze and returns its token; the
+	// token of the freeze that holds prolongs it; any other token, or a
+	// freeze that lapsed, is refused with domain.ErrConflict.
+	Freeze(ref domain.PartitionRef, token string, ttl time.Duration) (string, TransferListing, error)
+}
+
+// PartitionInstaller stages a moved partition's copy and installs it (the
+// destination side, internals.md §11.3 step 6). Names are those of a
+// TransferListing. Safe for concurrent use across partitions.
+type PartitionInstaller interface {
+	// StagingReset empties ref's staging.
+	StagingReset(ref domain.PartitionRef) error
+	// StagingSize is how many bytes of name are staged (0 when none).
+	StagingSize(ref domain.PartitionRef, name string) (int64, error)
+	// StagingWrite writes b at off of name, creating it.
+	StagingWrite(ref domain.PartitionRef, name string, off int64, b []byte) error
+	// StagingTruncate cuts name to size.
+	StagingTruncate(ref domain.PartitionRef, name string, size int64) error
+	// StagingKeep removes every staged file not in keep.
+	StagingKeep(ref domain.PartitionRef, keep map[string]bool) error
+	// Install makes the staged copy the partition with boundary hwm; a
+	// directory already there is set aside, never deleted.
+	Install(ref domain.PartitionRef, hwm int64) error
+}
+
+// PeerTransfer is the destination's side of the copy: it asks the source
+// node over the node RPC (ops 22-24). Errors are the source's refusals as
+// their domain sentinels, or transport errors. Safe for concurrent use.
+type PeerTransfer interface {
+	TransferListing(ctx context.Context, node string, ref domain.PartitionRef) (TransferListing, error)
+	FetchTransferChunk(ctx context.Context, node string, ref domain.PartitionRef, name string, off int64, max int) ([]byte, error)
+	PrepareHandoff(ctx context.Context, node string, ref domain.PartitionRef, token string) (string, TransferListing, error)
 }

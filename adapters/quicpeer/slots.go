@@ -33,7 +33,7 @@ func slotClassOf(op Op, req []byte) slotClass {
 		return slotCommit
 	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpTokenRegister, OpTokenNotify:
 		return slotMessaging
-	case OpListPartitionSegs, OpFetchSegmentChunk:
+	case OpListPartitionSegs, OpFetchSegmentChunk, OpPrepareHandoff:
 		return slotTransfer
 	case OpConsume:
 		r, err := decodeConsumeRequest(req)

@@ -3,6 +3,7 @@ package quicpeer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -13,10 +14,16 @@ import (
 //
 //	op 22 request:    topic string | topic_id string | partition i32
 //	op 22 reply body: high_watermark i64 | segments u32 |
-//	                  segments × (name string | size i64)
+//	                  segments × (name string | size i64) |
+//	                  side u32 | side × (name string | size i64)
+//	op 24 request:    topic string | topic_id string | partition i32 |
+//	                  token string (empty: start a freeze)
+//	op 24 reply body: token string | the op 22 reply body
 //	op 23 request:    topic string | topic_id string | partition i32 |
 //	                  name string | offset i64 | max u32 (1 to 1 MiB)
 //	op 23 reply body: chunk bytes (u32 length + data, at most max)
+
+var _ ports.PeerTransfer = (*Peers)(nil)
 
 // transferSegmentMinWireBytes is the smallest encoded listing entry: an
 // empty name's length and the size.
@@ -45,8 +52,13 @@ func decodeListingRequest(p []byte) (domain.PartitionRef, error) {
 
 func appendListingBody(b []byte, l ports.TransferListing) []byte {
 	b = appendI64(b, l.HighWatermark)
-	b = appendU32(b, uint32(len(l.Segments)))
-	for _, f := range l.Segments {
+	b = appendFiles(b, l.Segments)
+	return appendFiles(b, l.Side)
+}
+
+func appendFiles(b []byte, files []ports.TransferFile) []byte {
+	b = appendU32(b, uint32(len(files)))
+	for _, f := range files {
 		b = appendString(b, f.Name)
 		b = appendI64(b, f.Size)
 	}
@@ -55,24 +67,85 @@ func appendListingBody(b []byte, l ports.TransferListing) []byte {
 
 func decodeListingBody(body []byte) (ports.TransferListing, error) {
 	r := reader{b: body}
-	l := ports.TransferListing{HighWatermark: r.i64("high watermark")}
-	n := r.count("segment count", transferSegmentMinWireBytes, transferSegmentsMaxCount)
-	if r.err == nil {
-		l.Segments = make([]ports.TransferFile, n)
-	}
-	for i := 0; i < n && r.err == nil; i++ {
-		l.Segments[i] = ports.TransferFile{Name: r.string("segment name", wireNameMaxBytes), Size: r.i64("segment size")}
-		if r.err == nil && l.Segments[i].Size < 0 {
-			r.fail("segment %q size %d", l.Segments[i].Name, l.Segments[i].Size)
-		}
-	}
-	if r.err == nil && l.HighWatermark < 0 {
-		r.fail("high watermark %d", l.HighWatermark)
-	}
+	l := r.listing()
 	if err := r.end("segment listing"); err != nil {
 		return ports.TransferListing{}, err
 	}
 	return l, nil
+}
+
+func (r *reader) listing() ports.TransferListing {
+	l := ports.TransferListing{HighWatermark: r.i64("high watermark")}
+	if r.err == nil && l.HighWatermark < 0 {
+		r.fail("high watermark %d", l.HighWatermark)
+	}
+	l.Segments = r.files("segment")
+	l.Side = r.files("side file")
+	return l
+}
+
+func (r *reader) files(what string) []ports.TransferFile {
+	n := r.count(what+" count", transferSegmentMinWireBytes, transferSegmentsMaxCount)
+	if r.err != nil {
+		return nil
+	}
+	out := make([]ports.TransferFile, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		out[i] = ports.TransferFile{Name: r.string(what+" name", wireNameMaxBytes), Size: r.i64(what + " size")}
+		if r.err == nil && out[i].Size < 0 {
+			r.fail("%s %q size %d", what, out[i].Name, out[i].Size)
+		}
+	}
+	return out
+}
+
+// handoffRequest is a decoded op 24 request.
+type handoffRequest struct {
+	ref   domain.PartitionRef
+	token string
+}
+
+func appendHandoffRequest(b []byte, q handoffRequest) []byte {
+	return appendString(appendTransferRef(b, q.ref), q.token)
+}
+
+func decodeHandoffRequest(p []byte) (handoffRequest, error) {
+	r := reader{b: p}
+	q := handoffRequest{ref: r.transferRef(), token: r.string("freeze token", wireNameMaxBytes)}
+	return q, r.end("prepare handoff request")
+}
+
+func appendHandoffBody(b []byte, token string, l ports.TransferListing) []byte {
+	return appendListingBody(appendString(b, token), l)
+}
+
+func decodeHandoffBody(body []byte) (string, ports.TransferListing, error) {
+	r := reader{b: body}
+	token := r.string("freeze token", wireNameMaxBytes)
+	l := r.listing()
+	if r.err == nil && token == "" {
+		r.fail("empty freeze token")
+	}
+	if err := r.end("prepare handoff reply"); err != nil {
+		return "", ports.TransferListing{}, err
+	}
+	return token, l, nil
+}
+
+// PrepareHandoff asks node, ref's owner, to freeze commits to ref and list
+// it (op 24): with token empty a new freeze, with the token of the freeze
+// that holds a re-arm; a lapsed or replaced freeze answers
+// domain.ErrConflict.
+func (p *Peers) PrepareHandoff(ctx context.Context, node string, ref domain.PartitionRef, token string) (string, ports.TransferListing, error) {
+	body, err := p.call(ctx, node, OpPrepareHandoff, appendHandoffRequest(nil, handoffRequest{ref: ref, token: token}))
+	if err != nil {
+		return "", ports.TransferListing{}, err
+	}
+	tok, l, err := decodeHandoffBody(body)
+	if err != nil {
+		return "", ports.TransferListing{}, unreadableReply("prepare handoff", node, err)
+	}
+	return tok, l, nil
 }
 
 // chunkRequest is a decoded op 23 request.
@@ -139,12 +212,31 @@ func (p *Peers) FetchTransferChunk(ctx context.Context, node string, ref domain.
 	return chunk, nil
 }
 
-// RegisterTransfer serves ListPartitionSegments (op 22) and
-// FetchSegmentChunk (op 23) from t. It panics on a nil t.
-func RegisterTransfer(srv *Server, t ports.PartitionTransfer) {
-	if t == nil {
-		panic("quicpeer: nil partition transfer")
+// Transferer is a partition's source side of a move:
+// *segmentlog.Store satisfies it.
+type Transferer interface {
+	ports.PartitionTransfer
+	ports.PartitionFreezer
+}
+
+// RegisterTransfer serves ListPartitionSegments (op 22),
+// FetchSegmentChunk (op 23) and PrepareHandoff (op 24, a freeze of
+// freezeTTL) from t. It panics on a nil t.
+func RegisterTransfer(srv *Server, t Transferer, freezeTTL time.Duration) {
+	if t == nil || freezeTTL <= 0 {
+		panic("quicpeer: nil partition transfer or no freeze TTL")
 	}
+	srv.Handle(OpPrepareHandoff, func(_ context.Context, p []byte) ([]byte, error) {
+		q, err := decodeHandoffRequest(p)
+		if err != nil {
+			return errReply(err), nil
+		}
+		token, l, err := t.Freeze(q.ref, q.token, freezeTTL)
+		if err != nil {
+			return errReply(err), nil
+		}
+		return okReply(appendHandoffBody(nil, token, l)), nil
+	})
 	srv.Handle(OpListPartitionSegs, func(_ context.Context, p []byte) ([]byte, error) {
 		ref, err := decodeListingRequest(p)
 		if err != nil {

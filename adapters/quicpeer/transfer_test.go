@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -31,6 +32,14 @@ func (m *memTransfer) TransferListing(ref domain.PartitionRef) (ports.TransferLi
 	return l, nil
 }
 
+func (m *memTransfer) Freeze(ref domain.PartitionRef, token string, _ time.Duration) (string, ports.TransferListing, error) {
+	if token != "" && token != "t0ken" {
+		return "", ports.TransferListing{}, domain.Refuse(domain.ErrConflict, "the freeze lapsed")
+	}
+	l, err := m.TransferListing(ref)
+	return "t0ken", l, err
+}
+
 func (m *memTransfer) ReadTransferChunk(ref domain.PartitionRef, name string, off int64, max int) ([]byte, error) {
 	f, ok := m.files[name]
 	if ref != m.ref || !ok {
@@ -52,7 +61,7 @@ func TestTransferOpsCopyASegment(t *testing.T) {
 	src := &memTransfer{ref: ref, hwm: 41, names: []string{"00000000000000000000.log", "00000000000000000017.log"},
 		files: map[string][]byte{"00000000000000000000.log": big, "00000000000000000017.log": []byte("tail")}}
 	srv, _ := newServer(t, ServerOptions{})
-	RegisterTransfer(srv, src)
+	RegisterTransfer(srv, src, time.Minute)
 	c, _ := newClient(t, secretA)
 	p := NewPeers(c, staticResolver{"s": srv.Addr().String()})
 	ctx := context.Background()
@@ -83,6 +92,13 @@ func TestTransferOpsCopyASegment(t *testing.T) {
 	}
 	if _, err := p.FetchTransferChunk(ctx, "s", ref, l.Segments[0].Name, 0, transferChunkMaxBytes+1); !errors.Is(err, domain.ErrInvalidArgument) {
 		t.Fatalf("a chunk over 1 MiB: %v", err)
+	}
+	token, fl, err := p.PrepareHandoff(ctx, "s", ref, "")
+	if err != nil || token != "t0ken" || !reflect.DeepEqual(fl, l) {
+		t.Fatalf("prepare handoff: %q %+v %v", token, fl, err)
+	}
+	if _, _, err := p.PrepareHandoff(ctx, "s", ref, "other"); !errors.Is(err, domain.ErrConflict) {
+		t.Fatalf("a lapsed freeze: %v", err)
 	}
 }
 
@@ -125,7 +141,18 @@ func FuzzTransferPayloads(f *testing.F) {
 	f.Add(appendTransferRef(nil, ref))
 	f.Add(appendChunkRequest(nil, chunkRequest{ref: ref, name: "00000000000000000000.log", off: 5, max: 10}))
 	f.Add(appendListingBody(nil, ports.TransferListing{HighWatermark: 3, Segments: []ports.TransferFile{{Name: "a", Size: 9}}}))
+	f.Add(appendHandoffRequest(nil, handoffRequest{ref: ref, token: "t"}))
+	f.Add(appendHandoffBody(nil, "t", ports.TransferListing{HighWatermark: 1, Side: []ports.TransferFile{{Name: "consumer.offset", Size: 8}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if q, err := decodeHandoffRequest(b); err == nil && !bytes.Equal(appendHandoffRequest(nil, q), b) {
+			t.Fatalf("handoff request %x re-encodes differently", b)
+		}
+		if tok, l, err := decodeHandoffBody(b); err == nil {
+			t2, l2, err := decodeHandoffBody(appendHandoffBody(nil, tok, l))
+			if err != nil || t2 != tok || !reflect.DeepEqual(l2, l) {
+				t.Fatalf("handoff body %q %+v re-decodes as %q %+v, %v", tok, l, t2, l2, err)
+			}
+		}
 		if r, err := decodeListingRequest(b); err == nil && !bytes.Equal(appendTransferRef(nil, r), b) {
 			t.Fatalf("listing request %x re-encodes as %x", b, appendTransferRef(nil, r))
 		}

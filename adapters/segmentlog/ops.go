@@ -44,6 +44,9 @@ func (s *Store) write(ctx context.Context, ref domain.PartitionRef, recs []domai
 	sl := s.slotFor(ref)
 	sl.produce.Lock()
 	defer sl.produce.Unlock()
+	if sl.freeze.active(s.opts.Now()) {
+		return 0, errFrozen(ref)
+	}
 	for range commitReresolveMax {
 		l, err := s.resolve(sl, ref.TopicID, true)
 		if err != nil {

@@ -126,6 +126,7 @@ type slot struct {
 	topic   *topicState
 	dir     string
 	produce sync.Mutex // one writer per partition (G8)
+	freeze  freeze     // a move's freeze: commits refused while it holds
 	log     atomic.Pointer[partitionLog]
 	lastUse atomic.Int64 // Unix nanoseconds of the last real get
 	floor   atomic.Int64 // newest commit time handed out, in ms

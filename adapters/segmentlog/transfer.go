@@ -11,14 +11,18 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-var _ ports.PartitionTransfer = (*Store)(nil)
+var (
+	_ ports.PartitionTransfer  = (*Store)(nil)
+	_ ports.PartitionFreezer   = (*Store)(nil)
+	_ ports.PartitionInstaller = (*Store)(nil)
+)
 
 // TransferListing lists ref's segments for a move's destination. Under the
 // log's write lock, so no commit is half done: the high watermark, then
 // every sealed segment whole (a segment is sealed only after the commit
 // that filled it, so it holds committed records only) and the active one up
 // to the end of its last visible frame (neither the hidden tail nor a frame
-// written by a commit in flight).
+// written by a commit in flight); then the side files with their sizes.
 func (s *Store) TransferListing(ref domain.PartitionRef) (ports.TransferListing, error) {
 	if err := validateRef(ref); err != nil {
 		return ports.TransferListing{}, err
@@ -43,18 +47,25 @@ func (s *Store) TransferListing(ref domain.PartitionRef) (ports.TransferListing,
 		}
 		out.Segments[i] = ports.TransferFile{Name: segmentName(seg.base), Size: size}
 	}
+	sl := s.slotFor(ref)
+	side, err := s.sideFiles(sl.dir)
+	if err != nil {
+		return ports.TransferListing{}, err
+	}
+	out.Side = side
 	return out, nil
 }
 
-// ReadTransferChunk reads up to max bytes of ref's segment name from off.
-// Only segment names are read, from the partition's own directory; the
-// topic's incarnation is checked as for any open.
+// ReadTransferChunk reads up to max bytes of ref's file name from off: a
+// segment or a side file (the consumer position, a fan-out cursor), from
+// the partition's own directory; the topic's incarnation is checked as for
+// any open.
 func (s *Store) ReadTransferChunk(ref domain.PartitionRef, name string, off int64, max int) ([]byte, error) {
 	if err := validateRef(ref); err != nil {
 		return nil, err
 	}
-	if _, ok := parseSegmentName(name); !ok || off < 0 || max <= 0 {
-		return nil, domain.Refuse(domain.ErrInvalidArgument, fmt.Sprintf("transfer chunk %q at %d, %d bytes: not a segment read", name, off, max))
+	if !isTransferName(name) || off < 0 || max <= 0 {
+		return nil, domain.Refuse(domain.ErrInvalidArgument, fmt.Sprintf("transfer chunk %q at %d, %d bytes: not a partition file read", name, off, max))
 	}
 	sl := s.slotFor(ref)
 	if _, err := s.resolve(sl, ref.TopicID, false); err != nil {

@@ -1,65 +1,47 @@
 package segmentlog
 
 import (
-	"encoding/binary"
+	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
 )
 
-// copyPartition copies what src lists of ref, in chunks of chunk bytes, into
-// dst's directory for ref with an hwm file holding the listed boundary, as
-// a move's destination would before installing it.
-func copyPartition(t *testing.T, src *Store, dst vfs.FS, ref domain.PartitionRef, chunk int) int64 {
+// stageCopy copies what src lists of ref, in chunks of chunk bytes, into
+// dst's staging for ref, as a move's destination does before it installs.
+func stageCopy(t *testing.T, src, dst *Store, ref domain.PartitionRef, chunk int) int64 {
 	t.Helper()
 	l, err := src.TransferListing(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := partDir(ref)
-	if err := dst.MkdirAll(dir); err != nil {
+	if err := dst.StagingReset(ref); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range l.Segments {
-		out, err := dst.Create(filepath.Join(dir, f.Name))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range append(l.Segments, l.Side...) {
 		for off := int64(0); off < f.Size; {
 			b, err := src.ReadTransferChunk(ref, f.Name, off, min(chunk, int(f.Size-off)))
 			if err != nil || len(b) == 0 {
 				t.Fatalf("chunk of %s at %d: %d bytes, %v", f.Name, off, len(b), err)
 			}
-			if _, err := out.WriteAt(b, off); err != nil {
+			if err := dst.StagingWrite(ref, f.Name, off, b); err != nil {
 				t.Fatal(err)
 			}
 			off += int64(len(b))
 		}
-		if err := out.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hwm, err := dst.Create(filepath.Join(dir, hwmFileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [hwmFileBytes]byte
-	binary.BigEndian.PutUint64(b[:], uint64(l.HighWatermark))
-	if _, err := hwm.WriteAt(b[:], 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := hwm.Close(); err != nil {
-		t.Fatal(err)
 	}
 	return l.HighWatermark
 }
 
 // Ensure that a partition copied byte for byte from its transfer listing
 // (internals.md §11.3: sealed segments whole, the active one to its last
-// visible frame, the exact high watermark) opens elsewhere with every
-// committed record at its offset, and takes new commits after them.
+// visible frame, the exact high watermark, the side files) and installed
+// on another store opens there with every committed record at its offset
+// and takes new commits after them; the destination's old copy is set
+// aside, not deleted.
 func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 	srcFS, dstFS := vfs.NewMem(), vfs.NewMem()
 	opts := testOptions(srcFS, newFakeClock())
@@ -78,24 +60,28 @@ func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 		t.Fatalf("listing %+v, %v: want several segments and HWM %d", l, err, len(all))
 	}
 
-	// The destination knows the topic's incarnation before it installs.
-	dopts := testOptions(dstFS, newFakeClock())
-	dst := mustOpen(t, dopts)
-	if _, err := dst.Bounds(ref); err != nil {
+	// The destination holds an old copy of the partition (it owned it
+	// once): the install sets it aside.
+	dst := mustOpen(t, testOptions(dstFS, newFakeClock()))
+	defer func() { _ = dst.Close() }()
+	mustCommit(t, dst, ref, batch(50, 3))
+	if err := vfs.WriteFileAtomic(srcFS, filepath.Join(partDir(ref), "fanout-orders-dr.offset"), []byte("cursor")); err != nil {
 		t.Fatal(err)
 	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := dstFS.RemoveAll(partDir(ref)); err != nil {
-		t.Fatal(err)
-	}
-	if hwm := copyPartition(t, src, dstFS, ref, 777); hwm != int64(len(all)) {
+	hwm := stageCopy(t, src, dst, ref, 777)
+	if hwm != int64(len(all)) {
 		t.Fatalf("copied boundary %d", hwm)
 	}
-	dst = mustOpen(t, dopts)
-	defer func() { _ = dst.Close() }()
+	if err := dst.Install(ref, hwm); err != nil {
+		t.Fatal(err)
+	}
 	checkRange(t, dst, ref, 0, all)
+	if b, err := vfs.ReadFile(dstFS, filepath.Join(partDir(ref), "fanout-orders-dr.offset")); err != nil || string(b) != "cursor" {
+		t.Fatalf("the cursor file moved as %q, %v", b, err)
+	}
+	if _, err := dstFS.Stat(partDir(ref) + quarantineSuffix); err != nil {
+		t.Fatalf("the old copy was not set aside: %v", err)
+	}
 	next := batch(99, 5)
 	if first := mustCommit(t, dst, ref, next); first != int64(len(all)) {
 		t.Fatalf("next commit at %d, want %d", first, len(all))
@@ -121,7 +107,7 @@ func TestTransferListingAndChunkEdges(t *testing.T) {
 	if err != nil || l.HighWatermark != 10 || len(l.Segments) != 1 || l.Segments[0].Name != segmentName(0) {
 		t.Fatalf("listing of a closed log: %+v, %v", l, err)
 	}
-	for _, name := range []string{"../incarnation", hwmFileName, "consumer.offset", "00000000000000000000.log/../x", ""} {
+	for _, name := range []string{"../incarnation", hwmFileName, "fanout-../x.offset", "00000000000000000000.log/../x", ""} {
 		_, err := s.ReadTransferChunk(ref, name, 0, 10)
 		wantErr(t, err, domain.ErrInvalidArgument, "chunk of "+name)
 	}
@@ -132,4 +118,38 @@ func TestTransferListingAndChunkEdges(t *testing.T) {
 	}
 	_, err = s.ReadTransferChunk(ref, segmentName(12345), 0, 10)
 	wantErr(t, err, domain.ErrOffsetGone, "a missing segment")
+}
+
+// Ensure that a freeze refuses commits with nothing appended while it
+// holds, that its token re-arms it and no other token does, that the
+// listing it returns includes a commit that was in flight, and that
+// commits resume once it lapses (internals.md §11.3 steps 3-5).
+func TestFreezeStopsCommitsUntilItLapses(t *testing.T) {
+	clock := newFakeClock()
+	s := mustOpen(t, testOptions(vfs.NewMem(), clock))
+	defer func() { _ = s.Close() }()
+	ref := testRef(1)
+	mustCommit(t, s, ref, batch(1, 4))
+	token, l, err := s.Freeze(ref, "", 30*time.Second)
+	if err != nil || token == "" || l.HighWatermark != 4 {
+		t.Fatalf("freeze: %q %+v %v", token, l, err)
+	}
+	_, err = s.CommitDurable(context.Background(), ref, batch(2, 1))
+	wantErr(t, err, domain.ErrUnavailable, "a commit while frozen")
+	if hwm := hwmBounds(t, s, ref); hwm != 4 {
+		t.Fatalf("high watermark %d after a refused commit", hwm)
+	}
+	clock.Advance(20 * time.Second)
+	if again, l, err := s.Freeze(ref, token, 30*time.Second); err != nil || again != token || l.HighWatermark != 4 {
+		t.Fatalf("re-arm: %q %+v %v", again, l, err)
+	}
+	_, _, err = s.Freeze(ref, "0000000000000000", 30*time.Second)
+	wantErr(t, err, domain.ErrConflict, "another token")
+	clock.Advance(20 * time.Second) // 40 s after the start, 20 s after the re-arm
+	_, err = s.CommitDurable(context.Background(), ref, batch(3, 1))
+	wantErr(t, err, domain.ErrUnavailable, "a commit within the re-armed freeze")
+	clock.Advance(11 * time.Second)
+	mustCommit(t, s, ref, batch(4, 1))
+	_, _, err = s.Freeze(ref, token, 30*time.Second)
+	wantErr(t, err, domain.ErrConflict, "re-arming a lapsed freeze")
 }

@@ -1,0 +1,206 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+var (
+	_ ports.PeerTransfer       = (*TransferSource)(nil)
+	_ ports.PartitionInstaller = (*Installer)(nil)
+)
+
+// TransferSource is a move's source node in memory: one partition's
+// segments and side files, its high watermark and its freeze.
+type TransferSource struct {
+	mu       sync.Mutex
+	hwm      int64
+	segments map[string][]byte
+	side     map[string][]byte
+	token    string
+	freezes  int
+	// OnFreeze, when set, runs after every successful freeze or re-arm
+	// (tests use it to land a commit behind the copy).
+	OnFreeze func(s *TransferSource)
+}
+
+// NewTransferSource returns a source holding nothing.
+func NewTransferSource() *TransferSource {
+	return &TransferSource{segments: map[string][]byte{}, side: map[string][]byte{}}
+}
+
+// Append adds b to segment name and raises the high watermark by records.
+func (s *TransferSource) Append(name string, b []byte, records int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.segments[name] = append(s.segments[name], b...)
+	s.hwm += records
+}
+
+// SetSide sets side file name.
+func (s *TransferSource) SetSide(name string, b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.side[name] = slices.Clone(b)
+}
+
+// Freezes counts successful freezes and re-arms.
+func (s *TransferSource) Freezes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.freezes
+}
+
+// Lapse ends the freeze as a TTL would.
+func (s *TransferSource) Lapse() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token = ""
+}
+
+func (s *TransferSource) listingLocked() ports.TransferListing {
+	l := ports.TransferListing{HighWatermark: s.hwm}
+	for _, n := range slices.Sorted(maps.Keys(s.segments)) {
+		l.Segments = append(l.Segments, ports.TransferFile{Name: n, Size: int64(len(s.segments[n]))})
+	}
+	for _, n := range slices.Sorted(maps.Keys(s.side)) {
+		l.Side = append(l.Side, ports.TransferFile{Name: n, Size: int64(len(s.side[n]))})
+	}
+	return l
+}
+
+// TransferListing lists the partition.
+func (s *TransferSource) TransferListing(context.Context, string, domain.PartitionRef) (ports.TransferListing, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listingLocked(), nil
+}
+
+// FetchTransferChunk reads a chunk of a segment or side file.
+func (s *TransferSource) FetchTransferChunk(_ context.Context, _ string, _ domain.PartitionRef, name string, off int64, max int) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.segments[name]
+	if !ok {
+		b, ok = s.side[name]
+	}
+	if !ok {
+		return nil, domain.Refuse(domain.ErrOffsetGone, name+" is gone")
+	}
+	if off >= int64(len(b)) {
+		return []byte{}, nil
+	}
+	return slices.Clone(b[off:min(int64(len(b)), off+int64(max))]), nil
+}
+
+// PrepareHandoff freezes (token empty) or re-arms, and lists.
+func (s *TransferSource) PrepareHandoff(_ context.Context, _ string, _ domain.PartitionRef, token string) (string, ports.TransferListing, error) {
+	s.mu.Lock()
+	switch {
+	case token == "":
+		s.token = fmt.Sprintf("tok%d", s.freezes)
+	case token != s.token:
+		s.mu.Unlock()
+		return "", ports.TransferListing{}, domain.Refuse(domain.ErrConflict, "the freeze lapsed")
+	}
+	s.freezes++
+	tok, hook := s.token, s.OnFreeze
+	s.mu.Unlock()
+	if hook != nil {
+		hook(s)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return tok, s.listingLocked(), nil
+}
+
+// Installer is a destination's staging and installed partitions in memory.
+type Installer struct {
+	mu        sync.Mutex
+	staged    map[domain.PartitionRef]map[string][]byte
+	installed map[domain.PartitionRef]Installed
+}
+
+// Installed is one installed copy.
+type Installed struct {
+	Files map[string][]byte
+	HWM   int64
+}
+
+// NewInstaller returns an empty Installer.
+func NewInstaller() *Installer {
+	return &Installer{staged: map[domain.PartitionRef]map[string][]byte{}, installed: map[domain.PartitionRef]Installed{}}
+}
+
+// Installed returns the installed copy of ref.
+func (i *Installer) Installed(ref domain.PartitionRef) (Installed, bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	c, ok := i.installed[ref]
+	return c, ok
+}
+
+// StagingReset empties ref's staging.
+func (i *Installer) StagingReset(ref domain.PartitionRef) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.staged[ref] = map[string][]byte{}
+	return nil
+}
+
+// StagingSize is the staged length of name.
+func (i *Installer) StagingSize(ref domain.PartitionRef, name string) (int64, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return int64(len(i.staged[ref][name])), nil
+}
+
+// StagingWrite writes b at off of name.
+func (i *Installer) StagingWrite(ref domain.PartitionRef, name string, off int64, b []byte) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	f := i.staged[ref][name]
+	if need := off + int64(len(b)); int64(len(f)) < need {
+		f = append(f, make([]byte, need-int64(len(f)))...)
+	}
+	copy(f[off:], b)
+	i.staged[ref][name] = f
+	return nil
+}
+
+// StagingTruncate cuts name to size.
+func (i *Installer) StagingTruncate(ref domain.PartitionRef, name string, size int64) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if f, ok := i.staged[ref][name]; ok && int64(len(f)) > size {
+		i.staged[ref][name] = f[:size]
+	}
+	return nil
+}
+
+// StagingKeep drops staged files not in keep.
+func (i *Installer) StagingKeep(ref domain.PartitionRef, keep map[string]bool) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for n := range i.staged[ref] {
+		if !keep[n] {
+			delete(i.staged[ref], n)
+		}
+	}
+	return nil
+}
+
+// Install records the staged copy of ref as installed at hwm.
+func (i *Installer) Install(ref domain.PartitionRef, hwm int64) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.installed[ref] = Installed{Files: maps.Clone(i.staged[ref]), HWM: hwm}
+	delete(i.staged, ref)
+	return nil
+}
