@@ -15,6 +15,7 @@ import (
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/application/fanout"
 	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/application/moves"
 	"github.com/narad/narad/application/partitionstats"
 	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
@@ -118,8 +119,8 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	quicpeer.RegisterNodeStatus(srv, status)
-	quicpeer.RegisterTransfer(srv, logs) // a move's copy reads (ops 22, 23)
-	quicpeer.RegisterTokens(srv, svc)    // delivery tokens, both sides (internals.md §5.5)
+	quicpeer.RegisterTransfer(srv, logs, moves.FreezeTTL) // a move's source side (ops 22-24)
+	quicpeer.RegisterTokens(srv, svc)                     // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

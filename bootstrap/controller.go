@@ -7,9 +7,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/adapters/metastore"
+	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/adapters/segmentlog"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/controller"
+	"github.com/narad/narad/application/moves"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/rebalance"
 	"github.com/narad/narad/ports"
 )
 
@@ -17,13 +21,21 @@ import (
 // marking, removal of drained members, orphan pruning) and this node's
 // heartbeats.
 var controllerModule = fx.Module("controller",
-	fx.Invoke(runController, runHeartbeater),
+	fx.Invoke(runController, runHeartbeater, runMoves),
 )
+
+// runMoves runs this node's move runner: it copies in and flips the
+// partitions the leader moves here (internals.md §11).
+func runMoves(lc fx.Lifecycle, s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity, log *zap.Logger) {
+	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID,
+		Log: newSlog(log.With(zap.String("component", "moves")))})
+	runWorker(lc, r.Run)
+}
 
 func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, place *PlacementLock,
 	status ports.PeerStatus, log *zap.Logger) {
 	ctl := controller.New(controller.Deps{Store: s, Clock: c, Self: id.ID, PlacementLock: place, Status: status, Transfer: s,
-		Log: newSlog(log.With(zap.String("component", "controller")))})
+		MaxInFlightMoves: rebalance.MaxInFlightMovesDefault, Log: newSlog(log.With(zap.String("component", "controller")))})
 	m.GaugeFunc("narad_dead_marking_refused", "1 while the leader refuses a dead verdict that would break voter quorum.", func() float64 {
 		if ctl.DeadMarkingRefused() {
 			return 1

@@ -171,6 +171,31 @@ func scaleDrain(t *testing.T, topic string, l *ledger, via []*httpclient.Client)
 	}
 }
 
+// scaleWaitBalanced polls until no move is in flight and every member owns
+// between lo and hi partitions.
+func scaleWaitBalanced(t *testing.T, c *httpclient.Client, lo, hi int) []httpclient.Member {
+	t.Helper()
+	deadline := time.Now().Add(scaleJoinTimeout)
+	var last []httpclient.Member
+	for time.Now().Before(deadline) {
+		ms, err := c.Members(context.Background())
+		mv, merr := c.Moves(context.Background())
+		if err == nil && merr == nil && len(mv) == 0 {
+			last = ms
+			ok := true
+			for _, m := range ms {
+				ok = ok && m.OwnedPartitions >= lo && m.OwnedPartitions <= hi
+			}
+			if ok {
+				return ms
+			}
+		}
+		time.Sleep(200 * time.Millisecond) // polling the cluster, bounded by the deadline
+	}
+	t.Fatalf("the partitions never spread over the members: %+v", last)
+	return nil
+}
+
 // scaleWaitMembers polls until the members listing shows want ids, all
 // alive, and the voters and leader the scale-out should end with.
 func scaleWaitMembers(t *testing.T, c *httpclient.Client, want []string, voters int) []httpclient.Member {
@@ -241,8 +266,11 @@ func TestScaleOutThreeToFive(t *testing.T) {
 		nodes[i].waitReady()
 		clients[i] = client(t, nodes[i])
 	}
-	members := scaleWaitMembers(t, clients[0], []string{"n1", "n2", "n3", "n4", "n5"}, 5)
-	t.Logf("members after the scale-out: %+v", members)
+	scaleWaitMembers(t, clients[0], []string{"n1", "n2", "n3", "n4", "n5"}, 5)
+	// The leader rebalances "before" onto the new nodes while the traffic
+	// runs (internals.md §11): six partitions over five nodes.
+	members := scaleWaitBalanced(t, clients[0], 1, 2)
+	t.Logf("members after the scale-out and the moves: %+v", members)
 	if listed := scaleWaitMembers(t, clients[4], []string{"n1", "n2", "n3", "n4", "n5"}, 5); len(listed) != 5 {
 		t.Fatalf("node 5 lists %+v", listed)
 	}

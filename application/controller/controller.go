@@ -53,6 +53,9 @@ type Deps struct {
 	// Transfer hands the leadership to another voter; nil leaves a
 	// drained leader in place.
 	Transfer LeaderTransferer
+	// MaxInFlightMoves bounds the partition moves the leader keeps in
+	// flight (rebalance.MaxInFlightMovesDefault); 0 plans none.
+	MaxInFlightMoves int
 }
 
 // LeaderTransferer hands the metadata leadership to the voter replicaID.
@@ -72,6 +75,7 @@ type Controller struct {
 
 	status   ports.PeerStatus
 	transfer LeaderTransferer
+	maxMoves int
 
 	term    *term
 	refused atomic.Bool
@@ -108,7 +112,8 @@ func New(d Deps) *Controller {
 	if lock == nil {
 		lock = &sync.Mutex{}
 	}
-	return &Controller{store: d.Store, clock: d.Clock, log: d.Log, self: d.Self, place: lock, status: d.Status, transfer: d.Transfer}
+	return &Controller{store: d.Store, clock: d.Clock, log: d.Log, self: d.Self, place: lock, status: d.Status, transfer: d.Transfer,
+		maxMoves: d.MaxInFlightMoves}
 }
 
 // DeadMarkingRefused reports whether the breaker refused the latest dead
@@ -164,8 +169,9 @@ func (c *Controller) logged(err error) {
 }
 
 // Tick runs one pass: leader check, barrier, re-read, then the assignment
-// sweep, dead marking (after the term's grace), the removal of drained
-// members (retire.go) and, on the term's first
+// sweep, dead marking (after the term's grace), the move planner
+// (rebalance.go), the removal of drained members (retire.go) and, on the
+// term's first
 // pass and every 6th after it, orphan pruning. It returns ErrNotLeader when
 // this node does not lead, and the barrier's error when the pass was
 // skipped; an error of one duty does not stop the others.
@@ -181,7 +187,7 @@ func (c *Controller) Tick(ctx context.Context) error {
 		// The membership watch compares later reads with what this sweep saw.
 		c.term.alive, c.term.pending = alive, false
 	}
-	errs := []error{aliveErr, sweepErr, c.markDead(ctx, now), c.retire(ctx)}
+	errs := []error{aliveErr, sweepErr, c.markDead(ctx, now), c.rebalance(ctx), c.retire(ctx)}
 	if (c.term.passes-1)%orphanPruneEveryPasses == 0 {
 		errs = append(errs, c.prune(ctx))
 	}

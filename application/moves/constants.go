@@ -1,0 +1,35 @@
+package moves
+
+import "time"
+
+// Move constants (internals.md §11.8).
+const (
+	// FreezeTTL is how long a source's freeze holds without a re-arm.
+	FreezeTTL = 30 * time.Second
+	// freezeRearmInterval is how often a destination re-arms the freeze
+	// it holds (TTL/4).
+	freezeRearmInterval = FreezeTTL / 4
+	// runnerTickInterval paces the move runner's look for inbound moves;
+	// runnerFullPassTicks forces a listing every 30 ticks even while the
+	// assignments stand still.
+	runnerTickInterval  = time.Second
+	runnerFullPassTicks = 30
+	// chunkBytes is one copy read.
+	chunkBytes = 1 << 20
+	// convergedLagBytes: a pre-copy pass that copied at most this much has
+	// converged; the freeze comes next.
+	convergedLagBytes = 4 << 20
+	// precopyPassesMax and precopyStallPassesMax end a pre-copy that does
+	// not converge: after 20 passes, or 3 passes without shrinking.
+	precopyPassesMax      = 20
+	precopyStallPassesMax = 3
+	// passInterval separates two copy passes.
+	passInterval = 50 * time.Millisecond
+	// quietPassesFinal: the capture is final after this many consecutive
+	// passes that copy nothing and see the same high watermark.
+	quietPassesFinal = 2
+	// retryBackoff separates two attempts of a failed move.
+	retryBackoff = 2 * time.Second
+	// callTimeout bounds one copy call to the source.
+	callTimeout = 10 * time.Second
+)

@@ -1,0 +1,128 @@
+package moves
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// RunnerStore is what the runner reads and writes of the metadata.
+type RunnerStore interface {
+	Moves() ([]meta.Move, error)
+	// Versions are the replica's view counters: the runner lists moves
+	// only when the assignments moved.
+	Versions() meta.Versions
+	Assignment(topic string, partition int32) (a meta.Assignment, ok bool, err error)
+	ports.MetadataProposer
+}
+
+// RunnerDeps are the Runner's dependencies; every one is required.
+type RunnerDeps struct {
+	Store     RunnerStore
+	Peers     ports.PeerTransfer
+	Installer ports.PartitionInstaller
+	Clock     ports.Clock
+	Log       *slog.Logger
+	// Self is this node's member id: the runner takes the moves that
+	// target it.
+	Self string
+}
+
+// Runner converges the moves the leader targets at this node (internals.md
+// §11.1): every second it looks for them and runs one worker per move,
+// retrying a failed attempt after the backoff while the move still
+// targets this node. Safe for concurrent use.
+type Runner struct {
+	d RunnerDeps
+
+	mu      sync.Mutex
+	running map[meta.Move]bool
+	wg      sync.WaitGroup
+
+	// Owned by Tick's caller: the assignment version the last listing saw
+	// and the ticks since (a listing at least every runnerFullPassTicks).
+	seen  uint64
+	since int
+	read  bool
+}
+
+// NewRunner returns a Runner; it panics on a missing dependency.
+func NewRunner(d RunnerDeps) *Runner {
+	if d.Store == nil || d.Peers == nil || d.Installer == nil || d.Clock == nil || d.Log == nil || d.Self == "" {
+		panic("moves: runner needs every dependency")
+	}
+	return &Runner{d: d, running: map[meta.Move]bool{}}
+}
+
+// Run looks for inbound moves until ctx ends, then waits for its workers.
+func (r *Runner) Run(ctx context.Context) {
+	defer r.wg.Wait()
+	for {
+		r.Tick(ctx)
+		if sleep(ctx, runnerTickInterval) != nil {
+			return
+		}
+	}
+}
+
+// Tick starts a worker for every move targeting this node that has none.
+// It reads the moves (a scan of every assignment) only when the
+// assignments moved since its last listing, and at least every
+// runnerFullPassTicks ticks.
+func (r *Runner) Tick(ctx context.Context) {
+	v := r.d.Store.Versions().Of(meta.ViewAssignments)
+	r.since++
+	if r.read && v == r.seen && r.since < runnerFullPassTicks {
+		return
+	}
+	moves, err := r.d.Store.Moves()
+	if err != nil {
+		r.d.Log.Debug("move runner: read moves", slog.Any("error", err))
+		return
+	}
+	r.seen, r.since, r.read = v, 0, true
+	for _, mv := range moves {
+		if mv.To != r.d.Self || mv.From == r.d.Self {
+			continue
+		}
+		r.mu.Lock()
+		busy := r.running[mv]
+		r.running[mv] = true
+		r.mu.Unlock()
+		if !busy {
+			r.wg.Add(1)
+			go r.drive(ctx, mv)
+		}
+	}
+}
+
+// drive runs attempts of mv until one finishes it or it stops targeting
+// this node.
+func (r *Runner) drive(ctx context.Context, mv meta.Move) {
+	defer r.wg.Done()
+	defer func() { r.mu.Lock(); delete(r.running, mv); r.mu.Unlock() }()
+	log := r.d.Log.With(slog.String("topic", mv.Topic), slog.Int("partition", int(mv.Partition)), slog.String("from", mv.From))
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		if !r.stillTargeted(mv) {
+			return
+		}
+		err := r.newWorker(mv).run(ctx)
+		if err == nil || errors.Is(err, errMoveEnded) {
+			return
+		}
+		log.Warn("partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))
+		if sleep(ctx, retryBackoff) != nil {
+			return
+		}
+	}
+}
+
+// stillTargeted reports whether mv is still in flight as planned.
+func (r *Runner) stillTargeted(mv meta.Move) bool {
+	row, ok, err := r.d.Store.Assignment(mv.Topic, mv.Partition)
+	return err == nil && ok && row.Owner == mv.From && row.Target == mv.To && row.BelongsTo(mv.TopicID)
+}
