@@ -179,7 +179,7 @@ func scaleWaitBalanced(t *testing.T, c *httpclient.Client, lo, hi int) []httpcli
 	var last []httpclient.Member
 	for time.Now().Before(deadline) {
 		ms, err := c.Members(context.Background())
-		mv, merr := c.Moves(context.Background())
+		mv, merr := c.Moves(context.Background(), false)
 		if err == nil && merr == nil && len(mv) == 0 {
 			last = ms
 			ok := true

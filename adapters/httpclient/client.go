@@ -126,6 +126,9 @@ type APIError struct {
 	Message string
 	// RetryAfter is the Retry-After header when it held whole seconds.
 	RetryAfter time.Duration
+	// body is the answer as read (at most 8 KiB), for routes whose error
+	// bodies carry more than `error`.
+	body []byte
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("http %d: %s", e.Status, e.Message) }
@@ -210,7 +213,7 @@ func (c *Client) do(ctx context.Context, r request) (reply, error) {
 // readAPIError turns an error answer into an *APIError, reading at most 8 KiB.
 func readAPIError(resp *http.Response) *APIError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &APIError{Status: resp.StatusCode, Message: errorMessage(b)}
+	e := &APIError{Status: resp.StatusCode, Message: errorMessage(b), body: b}
 	if e.Message == "" {
 		e.Message = strings.ToLower(http.StatusText(resp.StatusCode))
 	}

@@ -2,9 +2,13 @@ package httpclient
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Reason is one reason a decommission is refused (api.md §2.17).
@@ -32,6 +36,27 @@ type Move struct {
 	FromStatus string `json:"from_status"`
 	ToStatus   string `json:"to_status"`
 	Blocked    string `json:"blocked,omitempty"`
+	// Worker is the destination's report of its move worker, and
+	// WorkerError why it could not be read (MovesDetail only).
+	Worker      *MoveWorker `json:"worker,omitempty"`
+	WorkerError string      `json:"worker_error,omitempty"`
+}
+
+// MoveWorker is a destination's report of one move worker (api.md §2.17,
+// GET /v1/cluster/moves?detail=true).
+type MoveWorker struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Source    string `json:"source"`
+	Target    string `json:"target"`
+	StartedAt string `json:"started_at,omitempty"` // RFC 3339
+	// Phase is copying, frozen, flip_pending, waiting_for_source or blocked.
+	Phase       string `json:"phase"`
+	Attempts    int    `json:"attempts"`
+	LastError   string `json:"last_error,omitempty"`
+	CopiedBytes int64  `json:"copied_bytes"`
+	// Blocked is copy_unverifiable or source_dead_copy_behind, else "".
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // AbortedMove is the answer of a move's abort.
@@ -50,11 +75,49 @@ func decommissionPath(id string) string {
 	return "/v1/cluster/members/" + url.PathEscape(id) + "/decommission"
 }
 
-// Decommission marks node id draining (204). A refusal is an *APIError
-// with status 409 whose message lists every reason.
+// DecommissionRefused is a decommission the cluster refuses (409): the node
+// could never be drained safely, and nothing changed. It wraps the
+// *APIError, so StatusOf reports 409.
+type DecommissionRefused struct {
+	// Message is the answer's `error`.
+	Message string
+	// Reasons lists every reason, as the dry run would.
+	Reasons []Reason
+}
+
+func (e *DecommissionRefused) Error() string {
+	codes := make([]string, len(e.Reasons))
+	for i, r := range e.Reasons {
+		codes[i] = r.Code
+	}
+	return fmt.Sprintf("http %d: %s (reasons: %s)", http.StatusConflict, e.Message, strings.Join(codes, ", "))
+}
+
+func (e *DecommissionRefused) Unwrap() error {
+	return &APIError{Status: http.StatusConflict, Message: e.Message}
+}
+
+// Decommission marks node id draining (204). A refusal is a
+// *DecommissionRefused; other failures are as Client reports them.
 func (c *Client) Decommission(ctx context.Context, id string) error {
 	_, err := c.do(ctx, request{method: http.MethodPost, path: decommissionPath(id), contentType: "application/json"})
-	return err
+	return refusal(err)
+}
+
+// refusal turns a 409 whose body lists reasons into a *DecommissionRefused,
+// and returns any other err unchanged.
+func refusal(err error) error {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		return err
+	}
+	var body struct {
+		Reasons []Reason `json:"reasons"`
+	}
+	if json.Unmarshal(ae.body, &body) != nil || len(body.Reasons) == 0 {
+		return err
+	}
+	return &DecommissionRefused{Message: ae.Message, Reasons: body.Reasons}
 }
 
 // DecommissionDryRun asks whether node id could be decommissioned now,
@@ -86,12 +149,17 @@ func (c *Client) ForgetMember(ctx context.Context, id string) (Forgotten, error)
 	return f, err
 }
 
-// Moves lists the partitions being moved, by topic then partition.
-func (c *Client) Moves(ctx context.Context) ([]Move, error) {
+// Moves lists the partitions being moved, by topic then partition; with
+// detail, each with its destination's move worker report (detail=true).
+func (c *Client) Moves(ctx context.Context, detail bool) ([]Move, error) {
+	var q url.Values
+	if detail {
+		q = url.Values{"detail": {"true"}}
+	}
 	var body struct {
 		Moves []Move `json:"moves"`
 	}
-	if err := c.getJSON(ctx, "/v1/cluster/moves", nil, &body); err != nil {
+	if err := c.getJSON(ctx, "/v1/cluster/moves", q, &body); err != nil {
 		return nil, err
 	}
 	return body.Moves, nil

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/narad/narad/adapters/httpclient"
 )
 
 // newClusterDecommissionCmd is `narad cluster decommission <node-id>`
@@ -49,9 +53,9 @@ func newClusterDecommissionCmd(e *env, g *globals) *cobra.Command {
 				}
 			default:
 				if err := cl.Decommission(e.ctx, id); err != nil {
-					return err
+					return refusedError(err)
 				}
-				fmt.Fprintf(e.stdout, "%s is draining: it refuses produces and takes no new partitions (check with `narad cluster members`)\n", id)
+				fmt.Fprintf(e.stdout, "%s is draining: its partitions move to other nodes; it leaves the voters once it owns nothing (follow with `narad cluster members` and `narad cluster moves`)\n", id)
 			}
 			return nil
 		},
@@ -62,6 +66,33 @@ func newClusterDecommissionCmd(e *env, g *globals) *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "with --dry-run, print the verdict as JSON")
 	return c
 }
+
+// refusedError turns a decommission refusal into a refusalError; other
+// errors pass unchanged.
+func refusedError(err error) error {
+	var refused *httpclient.DecommissionRefused
+	if errors.As(err, &refused) {
+		return refusalError{refused}
+	}
+	return err
+}
+
+// refusalError prints a decommission refusal with one more line per
+// reason, as `code: message`.
+type refusalError struct {
+	refused *httpclient.DecommissionRefused
+}
+
+func (r refusalError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "http %d: %s", httpclient.StatusOf(r.refused), cell(r.refused.Message))
+	for _, re := range r.refused.Reasons {
+		fmt.Fprintf(&b, "\n  %s: %s", cell(re.Code), cell(re.Message))
+	}
+	return b.String()
+}
+
+func (r refusalError) Unwrap() error { return r.refused }
 
 // newClusterForgetCmd is `narad cluster members forget <node-id>`.
 func newClusterForgetCmd(e *env, g *globals) *cobra.Command {
@@ -92,7 +123,7 @@ func newClusterForgetCmd(e *env, g *globals) *cobra.Command {
 
 // newClusterMovesCmd is `narad cluster moves` and its `abort`.
 func newClusterMovesCmd(e *env, g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, detail bool
 	c := &cobra.Command{
 		Use:   "moves",
 		Short: "List the partitions being moved between nodes",
@@ -102,9 +133,12 @@ func newClusterMovesCmd(e *env, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			moves, err := cl.Moves(e.ctx)
+			moves, err := cl.Moves(e.ctx, detail)
 			if err != nil {
 				return err
+			}
+			if moves == nil {
+				moves = []httpclient.Move{}
 			}
 			if asJSON {
 				return printJSON(e.stdout, moves)
@@ -113,18 +147,58 @@ func newClusterMovesCmd(e *env, g *globals) *cobra.Command {
 				fmt.Fprintln(e.stdout, "no partition is moving")
 				return nil
 			}
-			tw := newTable(e.stdout)
-			fmt.Fprintln(tw, "TOPIC\tPARTITION\tFROM\tTO\tBLOCKED")
-			for _, m := range moves {
-				fmt.Fprintf(tw, "%s\t%d\t%s (%s)\t%s (%s)\t%s\n", cell(m.Topic), m.Partition,
-					cell(m.From), cell(m.FromStatus), cell(m.To), cell(m.ToStatus), cell(m.Blocked))
-			}
-			return tw.Flush()
+			return printMoves(e, moves, detail)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of moves")
+	c.Flags().BoolVar(&detail, "detail", false, "also ask each destination for its move worker's report: phase, bytes copied")
 	c.AddCommand(newClusterAbortCmd(e, g))
 	return c
+}
+
+// printMoves prints the moves' table; with detail, the workers' phase and
+// bytes copied, then a line for each worker's last error.
+func printMoves(e *env, moves []httpclient.Move, detail bool) error {
+	tw := newTable(e.stdout)
+	head := "TOPIC\tPARTITION\tFROM\tTO\tBLOCKED"
+	if detail {
+		head += "\tPHASE\tCOPIED"
+	}
+	fmt.Fprintln(tw, head)
+	for _, m := range moves {
+		fmt.Fprintf(tw, "%s\t%d\t%s (%s)\t%s (%s)\t%s", cell(m.Topic), m.Partition,
+			cell(m.From), cell(m.FromStatus), cell(m.To), cell(m.ToStatus), cell(m.Blocked))
+		if detail {
+			fmt.Fprintf(tw, "\t%s", moveWorker(m))
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range moves {
+		if w := m.Worker; detail && w != nil && w.LastError != "" {
+			fmt.Fprintf(e.stdout, "%s/%d: attempt %d: %s\n", cell(m.Topic), m.Partition, w.Attempts, cell(w.LastError))
+		}
+	}
+	return nil
+}
+
+// moveWorker is a move's phase and copied cells, or why the worker's
+// report could not be read.
+func moveWorker(m httpclient.Move) string {
+	w := m.Worker
+	if w == nil {
+		if m.WorkerError == "" {
+			return "-\t-"
+		}
+		return cell("unknown: "+m.WorkerError) + "\t-"
+	}
+	phase := cell(w.Phase)
+	if w.Blocked != "" {
+		phase += " (" + cell(w.Blocked) + ")"
+	}
+	return phase + "\t" + formatBytes(w.CopiedBytes)
 }
 
 func newClusterAbortCmd(e *env, g *globals) *cobra.Command {
