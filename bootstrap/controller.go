@@ -26,8 +26,9 @@ var controllerModule = fx.Module("controller",
 
 // runMoves runs this node's move runner: it copies in and flips the
 // partitions the leader moves here (internals.md §11).
-func runMoves(lc fx.Lifecycle, s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity, log *zap.Logger) {
-	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID,
+func runMoves(lc fx.Lifecycle, s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity,
+	m *telemetry.Metrics, log *zap.Logger) {
+	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(),
 		Log: newSlog(log.With(zap.String("component", "moves")))})
 	runWorker(lc, r.Run)
 }

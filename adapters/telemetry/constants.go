@@ -9,6 +9,8 @@ const (
 	schemaBuckets               = 9
 	rpcBucketStartSeconds       = 0.0001 // 100 µs … about 6.5 s over 9 buckets
 	rpcBuckets                  = 9
+	moveSecondsBucketStart      = 0.1 // 100 ms … about 6,550 s over 9 buckets
+	moveSecondsBuckets          = 9
 	fanoutRecordsBucketStart    = 1 // 1 … 4,096 records over 7 buckets
 	fanoutRecordsBuckets        = 7
 	fanoutBytesBucketStart      = 64 // 64 B … 4 MiB over 9 buckets

@@ -15,6 +15,8 @@ type copier struct {
 	inst  ports.PartitionInstaller
 	src   string
 	ref   domain.PartitionRef
+	// copied observes the bytes of each chunk written (narad_moves_bytes_total).
+	copied func(bytes int64)
 }
 
 // segments brings the staged segments up to listing l and drops staged
@@ -84,6 +86,7 @@ func (c *copier) file(ctx context.Context, name string, from, to int64) (int64, 
 		if err := c.inst.StagingWrite(c.ref, name, off, b); err != nil {
 			return copied, err
 		}
+		c.copied(int64(len(b)))
 		off += int64(len(b))
 		copied += int64(len(b))
 	}

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
+
+// outcomeCompleted labels a move that flipped here.
+const outcomeCompleted = "completed"
 
 // RunnerStore is what the runner reads and writes of the metadata.
 type RunnerStore interface {
@@ -30,7 +34,25 @@ type RunnerDeps struct {
 	// Self is this node's member id: the runner takes the moves that
 	// target it.
 	Self string
+	// Metrics observes the moves run here; nil observes nothing.
+	Metrics Observer
 }
+
+// Observer receives the runner's measurements (narad_moves_*).
+type Observer interface {
+	Started()
+	// Ended counts a move that stopped running here: outcome "completed"
+	// with its wall time when it flipped, "" when it ended otherwise.
+	Ended(outcome string, d time.Duration)
+	Copied(bytes int64)
+}
+
+// noObserver observes nothing.
+type noObserver struct{}
+
+func (noObserver) Started()                    {}
+func (noObserver) Ended(string, time.Duration) {}
+func (noObserver) Copied(int64)                {}
 
 // Runner converges the moves the leader targets at this node (internals.md
 // §11.1): every second it looks for them and runs one worker per move,
@@ -54,6 +76,9 @@ type Runner struct {
 func NewRunner(d RunnerDeps) *Runner {
 	if d.Store == nil || d.Peers == nil || d.Installer == nil || d.Clock == nil || d.Log == nil || d.Self == "" {
 		panic("moves: runner needs every dependency")
+	}
+	if d.Metrics == nil {
+		d.Metrics = noObserver{}
 	}
 	return &Runner{d: d, running: map[meta.Move]bool{}}
 }
@@ -105,13 +130,21 @@ func (r *Runner) Tick(ctx context.Context) {
 func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 	defer r.wg.Done()
 	defer func() { r.mu.Lock(); delete(r.running, mv); r.mu.Unlock() }()
+	start := r.d.Clock.Now()
+	r.d.Metrics.Started()
+	outcome := ""
+	defer func() { r.d.Metrics.Ended(outcome, r.d.Clock.Now().Sub(start)) }()
 	log := r.d.Log.With(slog.String("topic", mv.Topic), slog.Int("partition", int(mv.Partition)), slog.String("from", mv.From))
 	for attempt := 1; ctx.Err() == nil; attempt++ {
 		if !r.stillTargeted(mv) {
 			return
 		}
 		err := r.newWorker(mv).run(ctx)
-		if err == nil || errors.Is(err, errMoveEnded) {
+		if err == nil {
+			outcome = outcomeCompleted
+			return
+		}
+		if errors.Is(err, errMoveEnded) {
 			return
 		}
 		log.Warn("partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))

@@ -20,7 +20,7 @@ var ref0 = domain.PartitionRef{Topic: "t", TopicID: topicID, Partition: 0}
 
 // moveFixture is a replica where partition t/0 is owned by n1 and
 // targeted at n2 (this node), and n1's copy in a fake source.
-func moveFixture(t *testing.T) (*fake.MetaStore, *fake.TransferSource, *fake.Installer, *moves.Runner) {
+func moveFixture(t *testing.T, obs moves.Observer) (*fake.MetaStore, *fake.TransferSource, *fake.Installer, *moves.Runner) {
 	t.Helper()
 	s := fake.NewMetaStore()
 	t.Cleanup(s.Close)
@@ -34,8 +34,32 @@ func moveFixture(t *testing.T) (*fake.MetaStore, *fake.TransferSource, *fake.Ins
 	src.SetSide("consumer.offset", []byte{0, 0, 0, 0, 0, 0, 0, 9})
 	inst := fake.NewInstaller()
 	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: src, Installer: inst, Clock: fixedClock(time.UnixMilli(1_700_000_000_000)),
-		Log: slog.New(slog.DiscardHandler), Self: "n2"})
+		Log: slog.New(slog.DiscardHandler), Self: "n2", Metrics: obs})
 	return s, src, inst, r
+}
+
+// countingObserver counts what the runner reports.
+type countingObserver struct {
+	mu                        sync.Mutex
+	started, completed, ended int
+	bytes                     int64
+}
+
+func (c *countingObserver) Started() { c.mu.Lock(); c.started++; c.mu.Unlock() }
+func (c *countingObserver) Ended(outcome string, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended++
+	if outcome == "completed" {
+		c.completed++
+	}
+}
+func (c *countingObserver) Copied(n int64) { c.mu.Lock(); c.bytes += n; c.mu.Unlock() }
+
+func (c *countingObserver) snapshot() (int, int, int, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started, c.completed, c.ended, c.bytes
 }
 
 // run drives r until ctx is cancelled by the test's end.
@@ -66,7 +90,8 @@ func waitOwner(t *testing.T, s *fake.MetaStore, owner string) {
 // and side files) and flips the assignment (internals.md §11.3, §11.5).
 func TestRunnerMovesAPartitionHere(t *testing.T) {
 	t.Parallel()
-	s, src, inst, r := moveFixture(t)
+	obs := &countingObserver{}
+	s, src, inst, r := moveFixture(t, obs)
 	run(t, r)
 	waitOwner(t, s, "n2")
 	got, ok := inst.Installed(ref0)
@@ -77,6 +102,17 @@ func TestRunnerMovesAPartitionHere(t *testing.T) {
 	if src.Freezes() < 3 {
 		t.Fatalf("%d freezes and re-arms: want the freeze, two quiet passes and the fence", src.Freezes())
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		started, completed, ended, bytes := obs.snapshot()
+		if started == 1 && completed == 1 && ended == 1 && bytes >= int64(3<<20+len("tail-frames")+8) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("observed %d started, %d completed, %d ended, %d bytes", started, completed, ended, bytes)
+		}
+		time.Sleep(5 * time.Millisecond) // the worker reports after the flip; polled with a deadline
+	}
 }
 
 // Ensure that a freeze that lapses while the copy runs, with a commit
@@ -84,7 +120,7 @@ func TestRunnerMovesAPartitionHere(t *testing.T) {
 // too before the flip.
 func TestRunnerRetriesWhenTheFreezeLapses(t *testing.T) {
 	t.Parallel()
-	s, src, inst, r := moveFixture(t)
+	s, src, inst, r := moveFixture(t, nil)
 	var once sync.Once
 	src.OnFreeze = func(src *fake.TransferSource) {
 		if src.Freezes() == 2 {
@@ -106,7 +142,7 @@ func TestRunnerRetriesWhenTheFreezeLapses(t *testing.T) {
 // partition stays with its owner and the runner stops trying.
 func TestRunnerStopsWhenTheMoveIsAborted(t *testing.T) {
 	t.Parallel()
-	s, src, inst, r := moveFixture(t)
+	s, src, inst, r := moveFixture(t, nil)
 	aborted := make(chan struct{})
 	var once sync.Once
 	src.OnFreeze = func(*fake.TransferSource) {

@@ -29,7 +29,7 @@ type worker struct {
 
 func (r *Runner) newWorker(mv meta.Move) *worker {
 	ref := domain.PartitionRef{Topic: mv.Topic, TopicID: domain.TopicID(mv.TopicID), Partition: mv.Partition}
-	return &worker{r: r, mv: mv, ref: ref, cp: copier{peers: r.d.Peers, inst: r.d.Installer, src: mv.From, ref: ref}}
+	return &worker{r: r, mv: mv, ref: ref, cp: copier{peers: r.d.Peers, inst: r.d.Installer, src: mv.From, ref: ref, copied: r.d.Metrics.Copied}}
 }
 
 // run makes one attempt. nil means the move is over (flipped, or no

@@ -1,0 +1,52 @@
+package telemetry
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MoveMetrics records the move runner's narad_moves_* series (api.md §7):
+// moves this node runs as destination, finished moves by outcome, their
+// wall time and the bytes they copied. Every call is an atomic add.
+type MoveMetrics struct {
+	inflight prometheus.Gauge
+	total    *prometheus.CounterVec
+	duration prometheus.Histogram
+	bytes    prometheus.Counter
+}
+
+// Moves registers the move series the returned MoveMetrics feeds. Call it
+// once per registry.
+func (m *Metrics) Moves() *MoveMetrics {
+	mm := &MoveMetrics{
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "narad_moves_inflight",
+			Help: "Partition moves this node runs as destination."}),
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "narad_moves_total",
+			Help: "Finished partition moves by outcome."}, []string{"outcome"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "narad_moves_duration_seconds",
+			Help:    "Wall time of a finished partition move.",
+			Buckets: prometheus.ExponentialBuckets(moveSecondsBucketStart, bucketFactor, moveSecondsBuckets)}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_moves_bytes_total",
+			Help: "Bytes copied by partition moves."}),
+	}
+	m.Registry.MustRegister(mm.inflight, mm.total, mm.duration, mm.bytes)
+	return mm
+}
+
+// Started counts a move this node began as destination.
+func (mm *MoveMetrics) Started() { mm.inflight.Inc() }
+
+// Ended counts a move that stopped running here: with outcome
+// ("completed") when it flipped, taking d; with outcome empty when it
+// ended otherwise (aborted, re-planned).
+func (mm *MoveMetrics) Ended(outcome string, d time.Duration) {
+	mm.inflight.Dec()
+	if outcome != "" {
+		mm.total.WithLabelValues(outcome).Inc()
+		mm.duration.Observe(d.Seconds())
+	}
+}
+
+// Copied counts bytes a move copied.
+func (mm *MoveMetrics) Copied(bytes int64) { mm.bytes.Add(float64(bytes)) }

@@ -1,0 +1,43 @@
+package telemetry
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// ensure that the move series carry the names and labels of api.md §7: a
+// move in flight counts until it ends, only a flip counts as completed
+// (with its wall time), and copied bytes add up.
+func TestMoveSeries(t *testing.T) {
+	m := NewMetrics()
+	mm := m.Moves()
+	mm.Started()
+	mm.Started()
+	mm.Copied(1 << 20)
+	mm.Copied(5)
+	mm.Ended("completed", 3*time.Second)
+	want := `
+# HELP narad_moves_inflight Partition moves this node runs as destination.
+# TYPE narad_moves_inflight gauge
+narad_moves_inflight 1
+# HELP narad_moves_total Finished partition moves by outcome.
+# TYPE narad_moves_total counter
+narad_moves_total{outcome="completed"} 1
+# HELP narad_moves_bytes_total Bytes copied by partition moves.
+# TYPE narad_moves_bytes_total counter
+narad_moves_bytes_total 1.048581e+06
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_moves_inflight", "narad_moves_total", "narad_moves_bytes_total"); err != nil {
+		t.Fatal(err)
+	}
+	mm.Ended("", time.Second) // aborted: no outcome, no observation
+	if n := testutil.CollectAndCount(mm.duration); n != 1 {
+		t.Fatalf("%d duration series", n)
+	}
+	if got := testutil.ToFloat64(mm.inflight); got != 0 {
+		t.Fatalf("in flight %v after both ended", got)
+	}
+}
