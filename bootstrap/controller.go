@@ -10,6 +10,7 @@ import (
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/segmentlog"
 	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/application/controller"
 	"github.com/narad/narad/application/moves"
 	"github.com/narad/narad/domain/meta"
@@ -27,8 +28,8 @@ var controllerModule = fx.Module("controller",
 // runMoves runs this node's move runner: it copies in and flips the
 // partitions the leader moves here (internals.md §11).
 func runMoves(lc fx.Lifecycle, s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity,
-	m *telemetry.Metrics, log *zap.Logger) {
-	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(),
+	m *telemetry.Metrics, consumers *consume.Service, log *zap.Logger) {
+	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(), Consumers: consumers,
 		Log: newSlog(log.With(zap.String("component", "moves")))})
 	runWorker(lc, r.Run)
 }

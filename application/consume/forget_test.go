@@ -9,6 +9,7 @@ import (
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
 )
 
 // deleteTopic runs the delete path as the topics use case will: the
@@ -113,4 +114,32 @@ func TestAckBatch(t *testing.T) {
 	e.none("orders", 0) // the extended lease still holds
 	_, err = e.svc.AckBatch(t.Context(), "missing", hs, consume.OpAck)
 	wantErr(t, err, domain.ErrTopicNotFound)
+}
+
+// ensure that ForgetPartition drops one partition's in-memory progress, so
+// the next consume serves from what the offset store holds (a move's
+// install of a newer copy, internals.md §11.3 step 6) rather than from
+// state left by an earlier ownership.
+func TestForgetPartitionReloadsProgressFromDisk(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	e.run()
+	tp := e.createTopic("orders", 1, nil, nil)
+	e.produce(tp, 0, "0", "1", "2", "3", "4", "5", "6")
+	for range 2 {
+		e.ack("orders", e.one("orders", 0))
+	}
+	ref := domain.PartitionRef{Topic: "orders", TopicID: domain.TopicID(tp.ID), Partition: 0}
+	e.svc.ForgetPartition(ref)
+	// The installed copy's consumer position: everything through 4 settled.
+	if err := e.offsets.Write(ref, ports.ConsumerOffsets{Committed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.offsets.Sync(ref); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.ForgetPartition(ref)
+	if d := e.one("orders", 0); d.Record.Offset != 5 {
+		t.Fatalf("after the forget the partition served offset %d, want 5", d.Record.Offset)
+	}
 }

@@ -175,6 +175,17 @@ func (s *Service) Forget(topic string, id domain.TopicID) {
 	s.tokens.drop(topic)
 }
 
+// ForgetPartition drops one partition's consumer state (its shard and the
+// committer's memory of it, the offset store's descriptors included), so
+// the next touch loads the progress from disk again. A move's destination
+// calls it around the install of a copy (internals.md §11.3 step 6): state
+// left from an earlier time this node owned the partition must not mix
+// with the copy's.
+func (s *Service) ForgetPartition(ref domain.PartitionRef) {
+	s.shards.dropRef(ref)
+	s.committer.forget(ref)
+}
+
 func (s *Service) checkOpen() error {
 	if s.closed.Load() {
 		return fmt.Errorf("consume: %w", domain.ErrClosed)

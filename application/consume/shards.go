@@ -118,6 +118,22 @@ func (t *shardTable) all() []*shard {
 // drop removes and marks gone every shard of a topic incarnation. It waits
 // for creations already reading the partition's files (the create fence):
 // a creation that read a replaced directory is dropped with the rest.
+// dropRef removes ref's shard, if any, marking it gone.
+func (t *shardTable) dropRef(ref domain.PartitionRef) *shard {
+	t.mu.Lock()
+	sh, ok := t.m[ref]
+	delete(t.m, ref)
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	<-sh.ready
+	sh.mu.Lock()
+	sh.gone = true
+	sh.mu.Unlock()
+	return sh
+}
+
 func (t *shardTable) drop(topic string, id domain.TopicID) []*shard {
 	t.mu.Lock()
 	var out []*shard

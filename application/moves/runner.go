@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
@@ -36,6 +37,11 @@ type RunnerDeps struct {
 	Self string
 	// Metrics observes the moves run here; nil observes nothing.
 	Metrics Observer
+	// Consumers forgets a partition's in-memory consumer state around an
+	// install; nil when nothing holds any (tests).
+	Consumers interface {
+		ForgetPartition(ref domain.PartitionRef)
+	}
 }
 
 // Observer receives the runner's measurements (narad_moves_*).

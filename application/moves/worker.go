@@ -59,13 +59,23 @@ func (w *worker) run(ctx context.Context) error {
 	if err = errors.Join(err, rearmed()); err != nil {
 		return fmt.Errorf("fence of %s: %w", w.ref, err)
 	}
+	w.forgetConsumers()
 	if err := w.r.d.Installer.Install(w.ref, l.HighWatermark); err != nil {
 		return fmt.Errorf("install %s: %w", w.ref, err)
 	}
+	w.forgetConsumers()
 	if err := rearmed(); err != nil {
 		return fmt.Errorf("freeze of %s lapsed before the flip: %w", w.ref, err)
 	}
 	return w.flip(ctx)
+}
+
+// forgetConsumers drops consumer state this node holds for the partition
+// from an earlier ownership (before and after the install, §11.3 step 6).
+func (w *worker) forgetConsumers() {
+	if w.r.d.Consumers != nil {
+		w.r.d.Consumers.ForgetPartition(w.ref)
+	}
 }
 
 // precopy copies while the source keeps serving, until a pass copies at
