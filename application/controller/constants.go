@@ -27,6 +27,9 @@ const (
 	// placementWatchBufferCount is how many applied entries the leader's
 	// placement watch may queue before its subscription lags and is renewed.
 	placementWatchBufferCount = 256
+	// deadTargetAbortAfterDuration: the leader clears a move whose
+	// destination has been silent this long (internals.md §11.2, §11.8).
+	deadTargetAbortAfterDuration = 2 * time.Minute
 	// retireStatusTimeout bounds the NodeStatus call that checks a drained
 	// member's dispatch backlog (the node RPC's default reply timeout).
 	retireStatusTimeout = 5 * time.Second

@@ -12,8 +12,8 @@ import (
 
 // rebalance clears the moves that can no longer finish and starts the ones
 // the planner chooses (internals.md §11.2): a move whose destination is no
-// member, is dead or is draining is aborted (the partition never left its
-// owner), then rebalance.Plan tops the moves in flight up to the bound,
+// member, is draining or has been dead for 2 minutes is aborted (the
+// partition never left its owner), then rebalance.Plan tops the moves in flight up to the bound,
 // each proposed as the partition's target for its destination's runner.
 // Nothing happens with Deps.MaxInFlightMoves at 0.
 func (c *Controller) rebalance(ctx context.Context) error {
@@ -54,20 +54,24 @@ func (c *Controller) rebalance(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// abortStranded clears the target of every move whose destination is gone,
-// dead or draining.
+// abortStranded clears the target of every move whose destination is no
+// member, is draining, or has been dead (silent) for
+// deadTargetAbortAfterDuration: the partition never left its owner, so
+// this is always safe.
 func (c *Controller) abortStranded(ctx context.Context, members []meta.Member, rows []meta.Assignment) error {
 	byID := make(map[string]meta.Member, len(members))
 	for _, m := range members {
 		byID[m.ID] = m
 	}
+	now := c.clock.Now().Unix()
 	var errs []error
 	for _, a := range rows {
 		if a.Target == "" {
 			continue
 		}
 		m, ok := byID[a.Target]
-		if ok && m.Status == meta.StatusAlive && !m.Draining {
+		deadLong := ok && m.Status == meta.StatusDead && now-m.LastHeartbeat >= int64(deadTargetAbortAfterDuration.Seconds())
+		if ok && !m.Draining && !deadLong {
 			continue
 		}
 		ev := &meta.AbortMove{Topic: a.Topic, TopicID: a.TopicID, Partition: a.Partition, ExpectedTarget: a.Target}

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/narad/narad/application/controller"
 	"github.com/narad/narad/domain/meta"
@@ -49,5 +50,34 @@ func TestRebalanceTargetsMovesWithinTheBound(t *testing.T) {
 	}
 	if len(events[*meta.AbortMove](f.store)) != to["n3"] {
 		t.Fatalf("aborts %d, want %d", len(events[*meta.AbortMove](f.store)), to["n3"])
+	}
+}
+
+// Ensure that a move to a dead destination stays for two minutes of its
+// silence (it may come back and finish) and is cleared after.
+func TestRebalanceAbortsAMoveToALongDeadTarget(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "n1", "n2", "n3")
+	f.voters(t, "n1", "n2", "n3")
+	f.topic(t, "t", "00000000000000a1", 1)
+	f.commit(t, startTime, &meta.AssignPartitionIfAbsent{Topic: "t", TopicID: "00000000000000a1", Partition: 0, Owner: "n1"})
+	f.commit(t, startTime, &meta.SetAssignmentTarget{Topic: "t", TopicID: "00000000000000a1", Partition: 0, Target: "n3"})
+	f.commit(t, startTime, &meta.MemberDead{ID: "n3"}) // silent since startTime
+	f.ctl = controller.New(controller.Deps{Store: f.store, Clock: f.clock, Log: discard(), Self: self, MaxInFlightMoves: 8})
+	f.clock.Advance(time.Minute)
+	for _, id := range []string{"n1", "n2"} {
+		f.heartbeat(t, id)
+	}
+	f.tick(t)
+	if row, _, _ := f.store.Assignment("t", 0); row.Target != "n3" {
+		t.Fatalf("a move to a destination dead for a minute was cleared: %+v", row)
+	}
+	f.clock.Advance(2 * time.Minute)
+	for _, id := range []string{"n1", "n2"} {
+		f.heartbeat(t, id)
+	}
+	f.tick(t)
+	if row, _, _ := f.store.Assignment("t", 0); row.Target == "n3" {
+		t.Fatalf("a move to a destination dead for three minutes stayed: %+v", row)
 	}
 }
