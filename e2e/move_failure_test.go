@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/adapters/httpclient"
+)
+
+// TestMoveSurvivesItsSourceKilled fills a topic, grows the cluster so the
+// leader moves partitions to the new node, and kills -9 the source of the
+// first move seen while it copies (or just after, if it was quick), then
+// starts it again: the move resumes or stands, the topic's owners settle,
+// and every accepted message is consumed (internals.md §11.3, §11.6).
+func TestMoveSurvivesItsSourceKilled(t *testing.T) {
+	port := scalePorts(t, 4)
+	nodes := make([]*node, 4)
+	for i := 1; i <= 3; i++ {
+		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
+	}
+	for _, n := range nodes[:3] {
+		n.waitReady()
+	}
+	clients := make([]*httpclient.Client, 4)
+	for i, n := range nodes[:3] {
+		clients[i] = client(t, n)
+	}
+	ctx := context.Background()
+	scaleWaitMembers(t, clients[0], []string{"n1", "n2", "n3"}, 3)
+	if _, err := clients[0].CreateTopic(ctx, httpclient.TopicSpec{Name: "big", Partitions: 8}); err != nil {
+		t.Fatal(err)
+	}
+	waitPlaced(t, clients[0], "big")
+	l := newLedger()
+	produceBatches(ctx, t, clients[:3], "big", "b", 31, 40_000, 500, l)
+
+	nodes[3] = scaleSpawn(t, 4, port, []int{1, 2, 3, 4})
+	nodes[3].waitReady()
+	clients[3] = client(t, nodes[3])
+	var source string
+	deadline := time.Now().Add(scaleJoinTimeout)
+	for source == "" && time.Now().Before(deadline) {
+		if mv, err := clients[0].Moves(ctx, false); err == nil && len(mv) > 0 {
+			source = mv[0].From
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the first move, bounded by the deadline
+	}
+	if source == "" {
+		t.Fatal("no partition moved to the new node")
+	}
+	var victim *node
+	for i, n := range nodes[:3] {
+		if fmt.Sprintf("n%d", i+1) == source {
+			victim = n
+		}
+	}
+	victim.kill9()
+	t.Logf("killed %s, the source of a move", source)
+	victim.restart()
+	scaleWaitBalanced(t, clients[3], 2, 2)
+	scaleDrain(t, "big", l, clients)
+	lost, dups := l.report()
+	t.Logf("%d accepted, %d lost, %d duplicates", len(l.accepted), len(lost), dups)
+	if len(lost) > 0 || len(l.mismatch) > 0 {
+		t.Fatalf("lost %d (e.g. %v); %d mismatched", len(lost), first(lost), len(l.mismatch))
+	}
+}
