@@ -82,6 +82,18 @@ func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 	if _, err := dstFS.Stat(partDir(ref) + quarantineSuffix); err != nil {
 		t.Fatalf("the old copy was not set aside: %v", err)
 	}
+	// A freeze left from when this store was the partition's source ends
+	// with the install: the new owner's commits go through.
+	if _, _, err := dst.Freeze(ref, "", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.StagingReset(ref); err != nil {
+		t.Fatal(err)
+	}
+	stageCopy(t, src, dst, ref, 1<<20)
+	if err := dst.Install(ref, hwm); err != nil {
+		t.Fatal(err)
+	}
 	next := batch(99, 5)
 	if first := mustCommit(t, dst, ref, next); first != int64(len(all)) {
 		t.Fatalf("next commit at %d, want %d", first, len(all))

@@ -30,6 +30,9 @@ const (
 	quietPassesFinal = 2
 	// retryBackoff separates two attempts of a failed move.
 	retryBackoff = 2 * time.Second
+	// attemptLogEvery: a move that keeps failing (its source down) logs
+	// its first failure and one in this many at warn.
+	attemptLogEvery = 30
 	// callTimeout bounds one copy call to the source.
 	callTimeout = 10 * time.Second
 )

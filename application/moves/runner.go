@@ -153,7 +153,11 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 		if errors.Is(err, errMoveEnded) {
 			return
 		}
-		log.Warn("partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))
+		level := slog.LevelDebug
+		if attempt == 1 || attempt%attemptLogEvery == 0 {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))
 		if sleep(ctx, retryBackoff) != nil {
 			return
 		}
