@@ -100,8 +100,9 @@ func (r memberResolver) Addr(node string) (string, bool) {
 }
 
 // newStatusReporter answers NodeStatus (op 33) for this node.
-func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service, drain *membership.SelfDrain, id NodeIdentity) *membership.StatusReporter {
-	return membership.NewStatusReporter(membership.StatusDeps{Self: id.ID, Drain: drain, InFlight: svc.InFlight, Dirs: logs,
+func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service, drain *membership.SelfDrain, runner *moves.Runner,
+	id NodeIdentity) *membership.StatusReporter {
+	return membership.NewStatusReporter(membership.StatusDeps{Self: id.ID, Drain: drain, InFlight: svc.InFlight, Dirs: logs, Moves: runner.Reports,
 		Backlog: func() uint64 { return w.DurableNext() - w.Checkpoint() }})
 }
 

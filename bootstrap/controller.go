@@ -22,16 +22,16 @@ import (
 // marking, removal of drained members, orphan pruning) and this node's
 // heartbeats.
 var controllerModule = fx.Module("controller",
-	fx.Invoke(runController, runHeartbeater, runMoves),
+	fx.Provide(newMoveRunner),
+	fx.Invoke(runController, runHeartbeater, func(lc fx.Lifecycle, r *moves.Runner) { runWorker(lc, r.Run) }),
 )
 
-// runMoves runs this node's move runner: it copies in and flips the
+// newMoveRunner is this node's move runner: it copies in and flips the
 // partitions the leader moves here (internals.md §11).
-func runMoves(lc fx.Lifecycle, s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity,
-	m *telemetry.Metrics, consumers *consume.Service, log *zap.Logger) {
-	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(), Consumers: consumers,
+func newMoveRunner(s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity,
+	m *telemetry.Metrics, consumers *consume.Service, log *zap.Logger) *moves.Runner {
+	return moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(), Consumers: consumers,
 		Log: newSlog(log.With(zap.String("component", "moves")))})
-	runWorker(lc, r.Run)
 }
 
 func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, place *PlacementLock,

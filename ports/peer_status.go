@@ -1,6 +1,9 @@
 package ports
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // NodeStatus is what a node reports of itself (node RPC op 33 NodeStatus,
 // internals.md §10.3, §9.5; the node_status of GET
@@ -16,6 +19,22 @@ type NodeStatus struct {
 	// restart would replay; an upper bound).
 	DispatchBacklog uint64
 	Quarantine      QuarantineInventory
+	// Moves are the move workers running on the node (as destination).
+	Moves []MoveReport
+}
+
+// MoveReport is one move worker as its destination reports it (api.md
+// §2.17, the worker of GET /v1/cluster/moves?detail=true).
+type MoveReport struct {
+	Topic       string
+	Partition   int32
+	Source      string
+	Target      string
+	StartedAt   time.Time
+	Phase       string // copying, frozen, flip_pending, waiting_for_source
+	Attempts    int
+	LastError   string
+	CopiedBytes int64
 }
 
 // QuarantineInventory lists the quarantined copies a node holds on disk.

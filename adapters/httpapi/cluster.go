@@ -5,6 +5,7 @@ import (
 	"github.com/narad/narad/domain/access"
 	"github.com/narad/narad/ports"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -17,6 +18,8 @@ type MemberLister interface {
 	List(ctx context.Context) ([]membership.MemberView, error)
 	// ListDetail adds each member's own status (detail=true).
 	ListDetail(ctx context.Context) ([]membership.MemberView, error)
+	// Statuses asks members for their own status (moves detail=true).
+	Statuses(ctx context.Context, ids []string) (map[string]ports.NodeStatus, map[string]string)
 }
 
 var _ MemberLister = (*membership.Roster)(nil)
@@ -79,8 +82,27 @@ type nodeStatusJSON struct {
 	ProduceInFlight int64          `json:"produce_in_flight"`
 	DispatchBacklog uint64         `json:"dispatch_backlog"`
 	Quarantine      quarantineJSON `json:"quarantine"`
-	// Moves are the member's move workers; no release of ours runs one yet.
-	Moves []struct{} `json:"moves"`
+	// Moves are the member's move workers.
+	Moves []moveWorkerJSON `json:"moves"`
+}
+
+// moveWorkerJSON is one move worker as its destination reports it.
+type moveWorkerJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	Source      string `json:"source"`
+	Target      string `json:"target"`
+	StartedAt   string `json:"started_at"`
+	Phase       string `json:"phase"`
+	Attempts    int    `json:"attempts"`
+	LastError   string `json:"last_error,omitempty"`
+	CopiedBytes int64  `json:"copied_bytes"`
+}
+
+func moveWorkerOf(m ports.MoveReport) moveWorkerJSON {
+	return moveWorkerJSON{Topic: m.Topic, Partition: m.Partition, Source: m.Source, Target: m.Target,
+		StartedAt: m.StartedAt.UTC().Format(time.RFC3339), Phase: m.Phase, Attempts: m.Attempts,
+		LastError: m.LastError, CopiedBytes: m.CopiedBytes}
 }
 
 type quarantineJSON struct {
@@ -97,8 +119,12 @@ func nodeStatusOf(st *ports.NodeStatus) *nodeStatusJSON {
 	if list == nil {
 		list = []string{}
 	}
+	moves := make([]moveWorkerJSON, len(st.Moves))
+	for i, m := range st.Moves {
+		moves[i] = moveWorkerOf(m)
+	}
 	return &nodeStatusJSON{Node: st.Node, Draining: st.Draining, ProduceInFlight: st.ProduceInFlight,
-		DispatchBacklog: st.DispatchBacklog, Moves: []struct{}{},
+		DispatchBacklog: st.DispatchBacklog, Moves: moves,
 		Quarantine: quarantineJSON{Copies: st.Quarantine.Copies, Bytes: st.Quarantine.Bytes, List: list}}
 }
 

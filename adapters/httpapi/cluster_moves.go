@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,12 +25,17 @@ type moveJSON struct {
 	FromStatus string `json:"from_status"`
 	ToStatus   string `json:"to_status"`
 	Blocked    string `json:"blocked,omitempty"`
+	// Worker and WorkerError come with detail=true: the destination's
+	// report of its worker, or why it could not be read.
+	Worker      *moveWorkerJSON `json:"worker,omitempty"`
+	WorkerError string          `json:"worker_error,omitempty"`
 }
 
 // moves lists the partitions with a move target, by topic then partition,
 // with the state of each end read from the member table.
 func (h *clusterHandlers) moves(c *gin.Context) {
-	if _, err := parseDetail(c.Request.URL.RawQuery); err != nil {
+	detail, err := parseDetail(c.Request.URL.RawQuery)
+	if err != nil {
 		respondError(c, h.log, err)
 		return
 	}
@@ -53,7 +60,37 @@ func (h *clusterHandlers) moves(c *gin.Context) {
 		j.Blocked = moveBlocked(j)
 		out = append(out, j)
 	}
+	if detail && len(out) > 0 {
+		h.addWorkers(c.Request.Context(), out)
+	}
 	respondJSON(c, http.StatusOK, map[string][]moveJSON{"moves": out})
+}
+
+// addWorkers asks each destination for its workers (2 s in all) and puts
+// each move's report, or why it is missing, on it.
+func (h *clusterHandlers) addWorkers(ctx context.Context, out []moveJSON) {
+	var ids []string
+	for _, j := range out {
+		if !slices.Contains(ids, j.To) {
+			ids = append(ids, j.To)
+		}
+	}
+	got, failed := h.members.Statuses(ctx, ids)
+	for i := range out {
+		j := &out[i]
+		st, ok := got[j.To]
+		if !ok {
+			j.WorkerError = failed[j.To]
+			continue
+		}
+		j.WorkerError = "no worker runs this move on " + j.To
+		for _, m := range st.Moves {
+			if m.Topic == j.Topic && m.Partition == j.Partition {
+				w := moveWorkerOf(m)
+				j.Worker, j.WorkerError = &w, ""
+			}
+		}
+	}
 }
 
 func endStatus(members map[string]meta.Member, id string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -21,7 +22,9 @@ func (f fixedStatus) NodeStatus(context.Context) (ports.NodeStatus, error) { ret
 // intact, and that the node's refusal comes back as its sentinel.
 func TestNodeStatusRoundTrip(t *testing.T) {
 	want := ports.NodeStatus{Node: "n2", Draining: true, ProduceInFlight: 3, DispatchBacklog: 41,
-		Quarantine: ports.QuarantineInventory{Copies: 2, Bytes: 9000, List: []string{"a.stale-0000000000000001", "b.stale-0000000000000002"}}}
+		Quarantine: ports.QuarantineInventory{Copies: 2, Bytes: 9000, List: []string{"a.stale-0000000000000001", "b.stale-0000000000000002"}},
+		Moves: []ports.MoveReport{{Topic: "orders", Partition: 4, Source: "n1", Target: "n2", StartedAt: time.Unix(1_700_000_000, 0).UTC(),
+			Phase: "frozen", Attempts: 2, LastError: "freeze lapsed", CopiedBytes: 1 << 20}}}
 	srv, _ := newServer(t, ServerOptions{})
 	RegisterNodeStatus(srv, fixedStatus{st: want})
 	c, _ := newClient(t, secretA)

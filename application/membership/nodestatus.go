@@ -20,6 +20,8 @@ type StatusDeps struct {
 	// InFlight is the produces being accepted now.
 	InFlight func() int64
 	Dirs     ports.TopicDirs
+	// Moves lists the move workers running here; nil reports none.
+	Moves func() []ports.MoveReport
 }
 
 // StatusReporter answers NodeStatus for this node. Safe for concurrent use.
@@ -35,7 +37,7 @@ func NewStatusReporter(d StatusDeps) *StatusReporter {
 }
 
 // NodeStatus reports this node's drain flag, produces in flight, dispatch
-// backlog and quarantined copies. The context is unused: every read is
+// backlog, quarantined copies and move workers. The context is unused: every read is
 // local.
 func (r *StatusReporter) NodeStatus(context.Context) (ports.NodeStatus, error) {
 	dirs, err := r.d.Dirs.TopicDirs()
@@ -45,6 +47,10 @@ func (r *StatusReporter) NodeStatus(context.Context) (ports.NodeStatus, error) {
 	st := ports.NodeStatus{Node: r.d.Self, Draining: r.d.Drain.Draining(),
 		ProduceInFlight: r.d.InFlight(), DispatchBacklog: r.d.Backlog(),
 		Quarantine: ports.QuarantineInventory{List: []string{}}}
+	st.Moves = []ports.MoveReport{}
+	if r.d.Moves != nil {
+		st.Moves = r.d.Moves()
+	}
 	for _, d := range dirs {
 		if !d.Quarantine {
 			continue

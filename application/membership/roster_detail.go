@@ -71,3 +71,33 @@ func (r *Roster) askStatus(ctx context.Context, id string) (ports.NodeStatus, er
 	}
 	return r.status.Peers.NodeStatus(ctx, id)
 }
+
+// Statuses asks the given members for their own status at once, within
+// 2 s in all: each id maps to its status, or to why it could not be read.
+func (r *Roster) Statuses(ctx context.Context, ids []string) (map[string]ports.NodeStatus, map[string]string) {
+	got, failed := map[string]ports.NodeStatus{}, map[string]string{}
+	if r.status == nil {
+		for _, id := range ids {
+			failed[id] = statusNotWired
+		}
+		return got, failed
+	}
+	ctx, cancel := context.WithTimeout(ctx, detailBudget)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			st, err := r.askStatus(ctx, id)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed[id] = err.Error()
+				return
+			}
+			got[id] = st
+		})
+	}
+	wg.Wait()
+	return got, failed
+}

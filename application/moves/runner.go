@@ -69,6 +69,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	running map[meta.Move]bool
+	reports map[meta.Move]*progress
 	wg      sync.WaitGroup
 
 	// Owned by Tick's caller: the assignment version the last listing saw
@@ -86,7 +87,7 @@ func NewRunner(d RunnerDeps) *Runner {
 	if d.Metrics == nil {
 		d.Metrics = noObserver{}
 	}
-	return &Runner{d: d, running: map[meta.Move]bool{}}
+	return &Runner{d: d, running: map[meta.Move]bool{}, reports: map[meta.Move]*progress{}}
 }
 
 // Run looks for inbound moves until ctx ends, then waits for its workers.
@@ -135,8 +136,9 @@ func (r *Runner) Tick(ctx context.Context) {
 // this node.
 func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 	defer r.wg.Done()
-	defer func() { r.mu.Lock(); delete(r.running, mv); r.mu.Unlock() }()
+	defer func() { r.mu.Lock(); delete(r.running, mv); delete(r.reports, mv); r.mu.Unlock() }()
 	start := r.d.Clock.Now()
+	prog := r.track(mv, start)
 	r.d.Metrics.Started()
 	outcome := ""
 	defer func() { r.d.Metrics.Ended(outcome, r.d.Clock.Now().Sub(start)) }()
@@ -145,7 +147,8 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 		if !r.stillTargeted(mv) {
 			return
 		}
-		err := r.newWorker(mv).run(ctx)
+		prog.set(func(rep *ports.MoveReport) { rep.Attempts, rep.Phase = attempt, phaseCopying })
+		err := r.newWorker(mv, prog).run(ctx)
 		if err == nil {
 			outcome = outcomeCompleted
 			return
@@ -158,6 +161,7 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 			level = slog.LevelWarn
 		}
 		log.Log(ctx, level, "partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))
+		prog.failed(attempt, err)
 		if sleep(ctx, retryBackoff) != nil {
 			return
 		}

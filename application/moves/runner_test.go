@@ -122,9 +122,15 @@ func TestRunnerRetriesWhenTheFreezeLapses(t *testing.T) {
 	t.Parallel()
 	s, src, inst, r := moveFixture(t, nil)
 	var once sync.Once
+	seen := make(chan []string, 1)
 	src.OnFreeze = func(src *fake.TransferSource) {
 		if src.Freezes() == 2 {
 			once.Do(func() {
+				var phases []string
+				for _, rep := range r.Reports() {
+					phases = append(phases, rep.Phase, rep.Source, rep.Target)
+				}
+				seen <- phases
 				src.Lapse()
 				src.Append("00000000000000000300.log", []byte("+late"), 1)
 			})
@@ -132,6 +138,9 @@ func TestRunnerRetriesWhenTheFreezeLapses(t *testing.T) {
 	}
 	run(t, r)
 	waitOwner(t, s, "n2")
+	if got := <-seen; len(got) != 3 || got[0] != "frozen" || got[1] != "n1" || got[2] != "n2" {
+		t.Fatalf("the worker's report under the freeze: %v", got)
+	}
 	got, _ := inst.Installed(ref0)
 	if got.HWM != 303 || string(got.Files["00000000000000000300.log"]) != "tail-frames+late" {
 		t.Fatalf("installed at %d: %q", got.HWM, got.Files["00000000000000000300.log"])

@@ -21,15 +21,17 @@ var errMoveEnded = errors.New("moves: the move ended")
 // pre-copy while the source serves, freeze, copy until two quiet passes,
 // install, fence, flip.
 type worker struct {
-	r   *Runner
-	mv  meta.Move
-	ref domain.PartitionRef
-	cp  copier
+	r    *Runner
+	mv   meta.Move
+	ref  domain.PartitionRef
+	cp   copier
+	prog *progress
 }
 
-func (r *Runner) newWorker(mv meta.Move) *worker {
+func (r *Runner) newWorker(mv meta.Move, prog *progress) *worker {
 	ref := domain.PartitionRef{Topic: mv.Topic, TopicID: domain.TopicID(mv.TopicID), Partition: mv.Partition}
-	return &worker{r: r, mv: mv, ref: ref, cp: copier{peers: r.d.Peers, inst: r.d.Installer, src: mv.From, ref: ref, copied: r.d.Metrics.Copied}}
+	copied := func(n int64) { r.d.Metrics.Copied(n); prog.copied(n) }
+	return &worker{r: r, mv: mv, ref: ref, prog: prog, cp: copier{peers: r.d.Peers, inst: r.d.Installer, src: mv.From, ref: ref, copied: copied}}
 }
 
 // run makes one attempt. nil means the move is over (flipped, or no
@@ -45,6 +47,7 @@ func (w *worker) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.prog.phase(phaseFrozen)
 	rearmed, stop := w.keepFrozen(ctx, token)
 	defer stop()
 	if l, err = w.final(ctx, token, l); err != nil {
@@ -67,6 +70,7 @@ func (w *worker) run(ctx context.Context) error {
 	if err := rearmed(); err != nil {
 		return fmt.Errorf("freeze of %s lapsed before the flip: %w", w.ref, err)
 	}
+	w.prog.phase(phaseFlipPending)
 	return w.flip(ctx)
 }
 
