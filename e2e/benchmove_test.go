@@ -31,14 +31,7 @@ func TestBenchMoveCopyRate(t *testing.T) {
 	if os.Getenv(benchMoveEnv) != "1" {
 		t.Skipf("a measuring tool: set %s=1 to run it", benchMoveEnv)
 	}
-	port := scalePorts(t, 4)
-	nodes := make([]*node, 4)
-	for i := 1; i <= 3; i++ {
-		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
-	}
-	for _, n := range nodes[:3] {
-		n.waitReady()
-	}
+	port, nodes := scaleStartThree(t, 4)
 	c := client(t, nodes[0])
 	ctx := context.Background()
 	scaleWaitMembers(t, c, []string{"n1", "n2", "n3"}, 3)

@@ -103,14 +103,7 @@ func checkClusterAdminRoutes(t *testing.T, via, drained *node, leader, topic str
 // the member table (internals.md §9.5), after which three voters remain
 // and a further decommission is refused with below_min_voters (233).
 func TestDecommissionRemovesAnEmptyNode(t *testing.T) {
-	port := scalePorts(t, 4)
-	nodes := make([]*node, 4)
-	for i := 1; i <= 3; i++ {
-		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
-	}
-	for _, n := range nodes[:3] {
-		n.waitReady()
-	}
+	port, nodes := scaleStartThree(t, 4)
 	c := client(t, nodes[0])
 	// Three partitions placed before the fourth node joins stay balanced
 	// over four nodes (shares of 0 or 1): nothing moves, the newcomer owns
@@ -154,14 +147,7 @@ func TestDecommissionRemovesAnEmptyNode(t *testing.T) {
 // the leader moves its partitions to the others (internals.md §11.7) and
 // then removes it, and every accepted message is consumed.
 func TestDecommissionUnderLoadMovesEverythingOff(t *testing.T) {
-	port := scalePorts(t, 4)
-	nodes := make([]*node, 4)
-	for i := 1; i <= 3; i++ {
-		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
-	}
-	for _, n := range nodes[:3] {
-		n.waitReady()
-	}
+	port, nodes := scaleStartThree(t, 4)
 	nodes[3] = scaleSpawn(t, 4, port, []int{1, 2, 3, 4})
 	nodes[3].waitReady()
 	clients := make([]*httpclient.Client, 4)

@@ -15,14 +15,7 @@ import (
 // starts it again: the move resumes or stands, the topic's owners settle,
 // and every accepted message is consumed (internals.md §11.3, §11.6).
 func TestMoveSurvivesItsSourceKilled(t *testing.T) {
-	port := scalePorts(t, 4)
-	nodes := make([]*node, 4)
-	for i := 1; i <= 3; i++ {
-		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
-	}
-	for _, n := range nodes[:3] {
-		n.waitReady()
-	}
+	port, nodes := scaleStartThree(t, 4)
 	clients := make([]*httpclient.Client, 4)
 	for i, n := range nodes[:3] {
 		clients[i] = client(t, n)

@@ -89,6 +89,22 @@ func scaleSpawn(t *testing.T, i, port int, peers []int) *node {
 	return n
 }
 
+// scaleStartThree starts nodes 1-3 of a cluster that will grow to total
+// nodes, waits until they are ready, and returns the shared port and the
+// node slots (the later ones nil until spawned).
+func scaleStartThree(t *testing.T, total int) (int, []*node) {
+	t.Helper()
+	port := scalePorts(t, total)
+	nodes := make([]*node, total)
+	for i := 1; i <= 3; i++ {
+		nodes[i-1] = scaleSpawn(t, i, port, []int{1, 2, 3})
+	}
+	for _, n := range nodes[:3] {
+		n.waitReady()
+	}
+	return port, nodes
+}
+
 // scaleTraffic produces to a topic through some nodes and consumes (with
 // acks) through others until stopped, recording every 202 and delivery.
 type scaleTraffic struct {
