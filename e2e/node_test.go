@@ -137,6 +137,7 @@ func (n *node) start() {
 		n.cmd.Env = append(os.Environ(), n.env...)
 	}
 	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
+	dieWithTest(n.cmd)
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}
