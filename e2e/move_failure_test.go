@@ -10,14 +10,13 @@ import (
 	"github.com/narad/narad/adapters/httpclient"
 )
 
-// TestMoveSurvivesItsSourceKilled fills a topic, grows the cluster so the
-// leader moves partitions to the new node, and kills -9 the source of the
-// first move seen while it copies (or just after, if it was quick), then
-// starts it again: the move resumes or stands, the topic's owners settle,
-// and every accepted message is consumed (internals.md §11.3, §11.6).
-func TestMoveSurvivesItsSourceKilled(t *testing.T) {
+// moveCluster is three nodes holding topic big (8 partitions, 40,000
+// messages in l) and a fourth that joined and is the destination of the
+// first move, whose source is returned once that move shows.
+func moveCluster(t *testing.T, seed uint64) (nodes []*node, clients []*httpclient.Client, l *ledger, source string) {
+	t.Helper()
 	port, nodes := scaleStartThree(t, 4)
-	clients := make([]*httpclient.Client, 4)
+	clients = make([]*httpclient.Client, 4)
 	for i, n := range nodes[:3] {
 		clients[i] = client(t, n)
 	}
@@ -27,24 +26,29 @@ func TestMoveSurvivesItsSourceKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPlaced(t, clients[0], "big")
-	l := newLedger()
-	produceBatches(ctx, t, clients[:3], "big", "b", 31, 40_000, 500, l)
-
+	l = newLedger()
+	produceBatches(ctx, t, clients[:3], "big", "b", seed, 40_000, 500, l)
 	nodes[3] = scaleSpawn(t, 4, port, []int{1, 2, 3, 4})
 	nodes[3].waitReady()
 	clients[3] = client(t, nodes[3])
-	var source string
 	deadline := time.Now().Add(scaleJoinTimeout)
-	for source == "" && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
 		if mv, err := clients[0].Moves(ctx, false); err == nil && len(mv) > 0 {
-			source = mv[0].From
-			break
+			return nodes, clients, l, mv[0].From
 		}
 		time.Sleep(20 * time.Millisecond) // polling for the first move, bounded by the deadline
 	}
-	if source == "" {
-		t.Fatal("no partition moved to the new node")
-	}
+	t.Fatal("no partition moved to the new node")
+	return nil, nil, nil, ""
+}
+
+// TestMoveSurvivesItsSourceKilled fills a topic, grows the cluster so the
+// leader moves partitions to the new node, and kills -9 the source of the
+// first move seen while it copies (or just after, if it was quick), then
+// starts it again: the move resumes or stands, the topic's owners settle,
+// and every accepted message is consumed (internals.md §11.3, §11.6).
+func TestMoveSurvivesItsSourceKilled(t *testing.T) {
+	nodes, clients, l, source := moveCluster(t, 31)
 	var victim *node
 	for i, n := range nodes[:3] {
 		if fmt.Sprintf("n%d", i+1) == source {
@@ -74,33 +78,12 @@ func TestMoveDestinationKilledLeavesTheSource(t *testing.T) {
 	if os.Getenv(longScenariosEnv) != "1" {
 		t.Skipf("waits out the dead-target abort; set %s=1 to run it", longScenariosEnv)
 	}
-	port, nodes := scaleStartThree(t, 4)
-	clients := make([]*httpclient.Client, 4)
-	for i, n := range nodes[:3] {
-		clients[i] = client(t, n)
-	}
+	nodes, clients, l, _ := moveCluster(t, 41)
 	ctx := context.Background()
-	scaleWaitMembers(t, clients[0], []string{"n1", "n2", "n3"}, 3)
-	if _, err := clients[0].CreateTopic(ctx, httpclient.TopicSpec{Name: "big", Partitions: 8}); err != nil {
-		t.Fatal(err)
-	}
-	waitPlaced(t, clients[0], "big")
-	l := newLedger()
-	produceBatches(ctx, t, clients[:3], "big", "b", 41, 40_000, 500, l)
-
-	nodes[3] = scaleSpawn(t, 4, port, []int{1, 2, 3, 4})
-	nodes[3].waitReady()
-	deadline := time.Now().Add(scaleJoinTimeout)
-	for time.Now().Before(deadline) {
-		if mv, err := clients[0].Moves(ctx, false); err == nil && len(mv) > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling for the first move, bounded by the deadline
-	}
 	nodes[3].kill9()
 	t.Log("killed n4, the destination of the moves in flight")
 	traffic := scaleStartTraffic(t, "big", l, clients[:3], clients[:3])
-	deadline = time.Now().Add(deadMarkWithin + 3*time.Minute)
+	deadline := time.Now().Add(deadMarkWithin + 3*time.Minute)
 	for {
 		mv, err := clients[0].Moves(ctx, false)
 		if err == nil && len(mv) == 0 {
@@ -116,7 +99,6 @@ func TestMoveDestinationKilledLeavesTheSource(t *testing.T) {
 	// keeps it while dead (a dead owner's partitions stay): n4 comes back
 	// for the drain.
 	nodes[3].restart()
-	clients[3] = client(t, nodes[3])
 	scaleDrain(t, "big", l, clients)
 	lost, dups := l.report()
 	t.Logf("%d accepted, %d lost, %d duplicates", len(l.accepted), len(lost), dups)

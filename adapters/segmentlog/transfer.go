@@ -27,10 +27,26 @@ func (s *Store) TransferListing(ref domain.PartitionRef) (ports.TransferListing,
 	if err := validateRef(ref); err != nil {
 		return ports.TransferListing{}, err
 	}
-	l, err := s.resolve(s.slotFor(ref), ref.TopicID, false)
+	sl := s.slotFor(ref)
+	l, err := s.resolve(sl, ref.TopicID, false)
 	if err != nil {
 		return ports.TransferListing{}, err
 	}
+	out, err := l.transferSegments(ref)
+	if err != nil {
+		return ports.TransferListing{}, err
+	}
+	// The side files are listed after the lock: a directory read does not
+	// belong under the lock every commit takes.
+	if out.Side, err = s.sideFiles(sl.dir); err != nil {
+		return ports.TransferListing{}, err
+	}
+	return out, nil
+}
+
+// transferSegments lists the boundary and the segments under the log's
+// write lock.
+func (l *partitionLog) transferSegments(ref domain.PartitionRef) (ports.TransferListing, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.shut {
@@ -47,12 +63,6 @@ func (s *Store) TransferListing(ref domain.PartitionRef) (ports.TransferListing,
 		}
 		out.Segments[i] = ports.TransferFile{Name: segmentName(seg.base), Size: size}
 	}
-	sl := s.slotFor(ref)
-	side, err := s.sideFiles(sl.dir)
-	if err != nil {
-		return ports.TransferListing{}, err
-	}
-	out.Side = side
 	return out, nil
 }
 

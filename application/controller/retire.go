@@ -7,11 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/rebalance"
 )
-
-// retireVotersMin is the floor decommission keeps the Raft voters at
-// (internals.md §9.5, §11.7 MinVoters).
-const retireVotersMin = 3
 
 // retire removes the draining members that own nothing and are the target
 // of no move (internals.md §9.5): once the member's ingress WAL has handed
@@ -67,7 +64,7 @@ func (c *Controller) retireOne(ctx context.Context, m meta.Member, members []met
 	rid := meta.ReplicaID(m.ID)
 	_, voter := cfg.Voters[rid]
 	_, nonVoter := cfg.NonVoters[rid]
-	if voter && len(cfg.Voters)-1 < retireVotersMin {
+	if voter && len(cfg.Voters)-1 < rebalance.MinVoters {
 		c.log.Debug("controller: a drained voter stays: fewer than three voters would remain", slog.String("member", m.ID))
 		return nil
 	}

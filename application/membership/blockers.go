@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/rebalance"
 	"github.com/narad/narad/ports"
 )
 
@@ -24,9 +25,9 @@ func drainBlockers(m meta.Member, members []meta.Member, cfg ports.RaftMembershi
 	var out []Reason
 	rid := meta.ReplicaID(m.ID)
 	if _, voter := cfg.Voters[rid]; voter {
-		if len(cfg.Voters)-1 < minVoters {
+		if len(cfg.Voters)-1 < rebalance.MinVoters {
 			out = append(out, Reason{ReasonBelowMinVoters, fmt.Sprintf(
-				"%d voters would remain; at least %d must", len(cfg.Voters)-1, minVoters)})
+				"%d voters would remain; at least %d must", len(cfg.Voters)-1, rebalance.MinVoters)})
 		}
 		if leads {
 			out = append(out, Reason{BlockedLeaderTransfer, m.ID + " leads the metadata shard: it hands the leadership on before it leaves"})

@@ -9,12 +9,9 @@ import (
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/rebalance"
 	"github.com/narad/narad/ports"
 )
-
-// minVoters is the floor decommission keeps the Raft voters at
-// (internals.md §11.7, MinVoters).
-const minVoters = 3
 
 // Reason codes of a decommission refusal (api.md §2.17).
 const (
@@ -119,7 +116,7 @@ func (d *Decommissioner) Verdict(ctx context.Context, id string) (Verdict, error
 	return v, nil
 }
 
-// voterReasons are the quorum rules: at least minVoters voters that are not
+// voterReasons are the quorum rules: at least rebalance.MinVoters voters that are not
 // draining must remain, and a majority of the current voters must remain
 // alive.
 func voterReasons(id string, members []meta.Member, cfg ports.RaftMembership) []Reason {
@@ -142,9 +139,9 @@ func voterReasons(id string, members []meta.Member, cfg ports.RaftMembership) []
 		}
 	}
 	var out []Reason
-	if remain < minVoters {
+	if remain < rebalance.MinVoters {
 		out = append(out, Reason{ReasonBelowMinVoters, fmt.Sprintf(
-			"%d voters would remain that are not draining; at least %d must", remain, minVoters)})
+			"%d voters would remain that are not draining; at least %d must", remain, rebalance.MinVoters)})
 	}
 	if quorum := len(cfg.Voters)/2 + 1; alive < quorum {
 		out = append(out, Reason{ReasonNoHealthyMajority, fmt.Sprintf(

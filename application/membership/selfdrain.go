@@ -2,6 +2,7 @@ package membership
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/narad/narad/domain/meta"
 )
@@ -16,15 +17,19 @@ type DrainStore interface {
 // SelfDrain answers whether this node is marked draining (api.md §2.17:
 // a draining node refuses client produces). It re-reads the member table
 // only when the placement view moved (drain flags move it, heartbeats do
-// not), so the check on every produce is a counter comparison. Safe for
-// concurrent use.
+// not), so the check on every produce is two atomic loads and a
+// comparison. Safe for concurrent use.
 type SelfDrain struct {
 	store DrainStore
 	self  string
 
-	mu       sync.Mutex
-	seen     uint64
-	read     bool
+	last    atomic.Pointer[drainSeen] // nil before the first read
+	refresh sync.Mutex                // one member-table read at a time
+}
+
+// drainSeen is the drain flag as of one placement view version.
+type drainSeen struct {
+	version  uint64
 	draining bool
 }
 
@@ -41,21 +46,23 @@ func NewSelfDrain(store DrainStore, self string) *SelfDrain {
 // replica never refuses produces it accepted a moment ago.
 func (s *SelfDrain) Draining() bool {
 	v := s.store.Versions().Of(meta.ViewPlacement)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.read && v == s.seen {
-		return s.draining
+	if seen := s.last.Load(); seen != nil && seen.version == v {
+		return seen.draining
+	}
+	s.refresh.Lock()
+	defer s.refresh.Unlock()
+	prev := s.last.Load()
+	if prev != nil && prev.version == v {
+		return prev.draining // another caller read it meanwhile
 	}
 	members, err := s.store.Members()
 	if err != nil {
-		return s.draining
+		return prev != nil && prev.draining
 	}
-	s.draining = false
-	for _, m := range members {
-		if m.ID == s.self {
-			s.draining = m.Draining
-		}
+	seen := &drainSeen{version: v}
+	if m, ok := findMember(members, s.self); ok {
+		seen.draining = m.Draining
 	}
-	s.seen, s.read = v, true
-	return s.draining
+	s.last.Store(seen)
+	return seen.draining
 }
