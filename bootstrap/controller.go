@@ -12,6 +12,7 @@ import (
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/application/controller"
+	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/application/moves"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/domain/rebalance"
@@ -29,9 +30,10 @@ var controllerModule = fx.Module("controller",
 // newMoveRunner is this node's move runner: it copies in and flips the
 // partitions the leader moves here (internals.md §11).
 func newMoveRunner(s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity,
-	m *telemetry.Metrics, consumers *consume.Service, log *zap.Logger) *moves.Runner {
+	m *telemetry.Metrics, consumers *consume.Service, confirm *leaderconfirm.Confirmer, log *zap.Logger) *moves.Runner {
 	return moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(), Consumers: consumers,
-		Log: newSlog(log.With(zap.String("component", "moves")))})
+		Sweep: moves.SweepDeps{Copies: logs, Local: logs, Confirm: confirm},
+		Log:   newSlog(log.With(zap.String("component", "moves")))})
 }
 
 func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, place *PlacementLock,

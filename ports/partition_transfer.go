@@ -26,6 +26,37 @@ type TransferListing struct {
 	// partition: the consumer position (consumer.offset, consumer.ahead)
 	// and the fan-out cursors (fanout-<child>.offset), whole.
 	Side []TransferFile
+	// Marker is the partition's move.marker when a move installed it
+	// here; nil when it never moved here.
+	Marker *MoveMarker
+}
+
+// MoveMarker is what a move's install records beside the partition
+// (internals.md §11.4): the boundary it promoted, whether the source was
+// dead (a force-promote), and the fan-out links of the partition's topic at
+// install with their epochs. A cursor of such a link that finds no file
+// resumes from the oldest retained offset; the stale-copy sweep of a former
+// owner trusts only an owner that holds one.
+type MoveMarker struct {
+	PromotedHighWatermark int64        `json:"promoted_hwm"`
+	Forced                bool         `json:"force_promoted"`
+	Links                 []MarkerLink `json:"links"`
+}
+
+// MarkerLink is one fan-out link a move.marker names.
+type MarkerLink struct {
+	Child string `json:"child"`
+	Epoch string `json:"epoch"`
+}
+
+// Has reports whether m names the link to child at epoch.
+func (m MoveMarker) Has(child, epoch string) bool {
+	for _, l := range m.Links {
+		if l.Child == child && l.Epoch == epoch {
+			return true
+		}
+	}
+	return false
 }
 
 // PartitionTransfer reads a partition's files for a move (the source
@@ -66,9 +97,10 @@ type PartitionInstaller interface {
 	StagingTruncate(ref domain.PartitionRef, name string, size int64) error
 	// StagingKeep removes every staged file not in keep.
 	StagingKeep(ref domain.PartitionRef, keep map[string]bool) error
-	// Install makes the staged copy the partition with boundary hwm; a
-	// directory already there is set aside, never deleted.
-	Install(ref domain.PartitionRef, hwm int64) error
+	// Install makes the staged copy the partition with boundary
+	// m.PromotedHighWatermark and writes m as its move.marker; a directory
+	// already there is set aside, never deleted.
+	Install(ref domain.PartitionRef, m MoveMarker) error
 }
 
 // PeerTransfer is the destination's side of the copy: it asks the source
@@ -78,4 +110,18 @@ type PeerTransfer interface {
 	TransferListing(ctx context.Context, node string, ref domain.PartitionRef) (TransferListing, error)
 	FetchTransferChunk(ctx context.Context, node string, ref domain.PartitionRef, name string, off int64, max int) ([]byte, error)
 	PrepareHandoff(ctx context.Context, node string, ref domain.PartitionRef, token string) (string, TransferListing, error)
+}
+
+// StaleCopies finds and drops the copies of partitions this node no
+// longer owns (internals.md §11.6, the stale-copy sweep). Safe for
+// concurrent use.
+type StaleCopies interface {
+	// LocalPartitions lists the partition directories here, each with the
+	// incarnation its topic directory is stamped with.
+	LocalPartitions() ([]domain.PartitionRef, error)
+	// DropStaleCopy deletes ref's directory when reclaim is set and its
+	// recovered boundary is at most guard, and sets it aside (never
+	// deleted) otherwise; it answers whether it deleted. Destructive:
+	// callers confirm with the Raft leader first.
+	DropStaleCopy(ref domain.PartitionRef, reclaim bool, guard int64) (deleted bool, err error)
 }

@@ -25,6 +25,7 @@ type TransferSource struct {
 	side     map[string][]byte
 	token    string
 	freezes  int
+	marker   *ports.MoveMarker
 	// OnFreeze, when set, runs after every successful freeze or re-arm
 	// (tests use it to land a commit behind the copy).
 	OnFreeze func(s *TransferSource)
@@ -50,6 +51,13 @@ func (s *TransferSource) SetSide(name string, b []byte) {
 	s.side[name] = slices.Clone(b)
 }
 
+// SetMarker sets the move.marker the listing carries (nil: none).
+func (s *TransferSource) SetMarker(m *ports.MoveMarker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.marker = m
+}
+
 // Freezes counts successful freezes and re-arms.
 func (s *TransferSource) Freezes() int {
 	s.mu.Lock()
@@ -65,7 +73,7 @@ func (s *TransferSource) Lapse() {
 }
 
 func (s *TransferSource) listingLocked() ports.TransferListing {
-	l := ports.TransferListing{HighWatermark: s.hwm}
+	l := ports.TransferListing{HighWatermark: s.hwm, Marker: s.marker}
 	for _, n := range slices.Sorted(maps.Keys(s.segments)) {
 		l.Segments = append(l.Segments, ports.TransferFile{Name: n, Size: int64(len(s.segments[n]))})
 	}
@@ -129,8 +137,9 @@ type Installer struct {
 
 // Installed is one installed copy.
 type Installed struct {
-	Files map[string][]byte
-	HWM   int64
+	Files  map[string][]byte
+	HWM    int64
+	Marker ports.MoveMarker
 }
 
 // NewInstaller returns an empty Installer.
@@ -196,11 +205,11 @@ func (i *Installer) StagingKeep(ref domain.PartitionRef, keep map[string]bool) e
 	return nil
 }
 
-// Install records the staged copy of ref as installed at hwm.
-func (i *Installer) Install(ref domain.PartitionRef, hwm int64) error {
+// Install records the staged copy of ref as installed with marker m.
+func (i *Installer) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.installed[ref] = Installed{Files: maps.Clone(i.staged[ref]), HWM: hwm}
+	i.installed[ref] = Installed{Files: maps.Clone(i.staged[ref]), HWM: m.PromotedHighWatermark, Marker: m}
 	delete(i.staged, ref)
 	return nil
 }

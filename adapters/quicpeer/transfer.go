@@ -53,7 +53,24 @@ func decodeListingRequest(p []byte) (domain.PartitionRef, error) {
 func appendListingBody(b []byte, l ports.TransferListing) []byte {
 	b = appendI64(b, l.HighWatermark)
 	b = appendFiles(b, l.Segments)
-	return appendFiles(b, l.Side)
+	b = appendFiles(b, l.Side)
+	return appendMarker(b, l.Marker)
+}
+
+// appendMarker encodes a listing's move.marker: a presence flag, then the
+// promoted boundary, the force flag and the links.
+func appendMarker(b []byte, m *ports.MoveMarker) []byte {
+	b = appendBool(b, m != nil)
+	if m == nil {
+		return b
+	}
+	b = appendI64(b, m.PromotedHighWatermark)
+	b = appendBool(b, m.Forced)
+	b = appendU32(b, uint32(len(m.Links)))
+	for _, l := range m.Links {
+		b = appendString(appendString(b, l.Child), l.Epoch)
+	}
+	return b
 }
 
 func appendFiles(b []byte, files []ports.TransferFile) []byte {
@@ -81,7 +98,27 @@ func (r *reader) listing() ports.TransferListing {
 	}
 	l.Segments = r.files("segment")
 	l.Side = r.files("side file")
+	l.Marker = r.marker()
 	return l
+}
+
+// markerLinkMinWireBytes is the smallest encoded marker link: two empty
+// strings.
+const markerLinkMinWireBytes = 4 + 4
+
+func (r *reader) marker() *ports.MoveMarker {
+	if !r.bool("move marker flag") {
+		return nil
+	}
+	m := &ports.MoveMarker{PromotedHighWatermark: r.i64("promoted boundary"), Forced: r.bool("force flag")}
+	if r.err == nil && m.PromotedHighWatermark < 0 {
+		r.fail("promoted boundary %d", m.PromotedHighWatermark)
+	}
+	n := r.count("marker link count", markerLinkMinWireBytes, transferSegmentsMaxCount)
+	for i := 0; i < n && r.err == nil; i++ {
+		m.Links = append(m.Links, ports.MarkerLink{Child: r.string("linked child", wireNameMaxBytes), Epoch: r.string("link epoch", wireNameMaxBytes)})
+	}
+	return m
 }
 
 func (r *reader) files(what string) []ports.TransferFile {

@@ -123,9 +123,15 @@ func TestTransferDecodersRefuseBadPayloads(t *testing.T) {
 			t.Errorf("chunk request %d: %v", i, err)
 		}
 	}
+	marked := ports.TransferListing{HighWatermark: 3, Marker: &ports.MoveMarker{PromotedHighWatermark: 3, Forced: true,
+		Links: []ports.MarkerLink{{Child: "c", Epoch: "e"}}}}
+	if l, err := decodeListingBody(appendListingBody(nil, marked)); err != nil || !reflect.DeepEqual(l.Marker, marked.Marker) {
+		t.Fatalf("marker round trip: %+v, %v", l.Marker, err)
+	}
 	body := appendListingBody(nil, ports.TransferListing{HighWatermark: 3, Segments: []ports.TransferFile{{Name: "a", Size: 9}}})
 	for i, b := range [][]byte{body[:len(body)-1], append(append([]byte{}, body...), 1),
 		appendListingBody(nil, ports.TransferListing{HighWatermark: -1}),
+		appendListingBody(nil, ports.TransferListing{Marker: &ports.MoveMarker{PromotedHighWatermark: -1}}),
 		appendListingBody(nil, ports.TransferListing{Segments: []ports.TransferFile{{Name: "a", Size: -1}}})} {
 		if _, err := decodeListingBody(b); !errors.Is(err, ErrBadPayload) {
 			t.Errorf("listing body %d: %v", i, err)
@@ -141,6 +147,7 @@ func FuzzTransferPayloads(f *testing.F) {
 	f.Add(appendTransferRef(nil, ref))
 	f.Add(appendChunkRequest(nil, chunkRequest{ref: ref, name: "00000000000000000000.log", off: 5, max: 10}))
 	f.Add(appendListingBody(nil, ports.TransferListing{HighWatermark: 3, Segments: []ports.TransferFile{{Name: "a", Size: 9}}}))
+	f.Add(appendListingBody(nil, ports.TransferListing{HighWatermark: 3, Marker: &ports.MoveMarker{PromotedHighWatermark: 3, Links: []ports.MarkerLink{{Child: "c", Epoch: "e"}}}}))
 	f.Add(appendHandoffRequest(nil, handoffRequest{ref: ref, token: "t"}))
 	f.Add(appendHandoffBody(nil, "t", ports.TransferListing{HighWatermark: 1, Side: []ports.TransferFile{{Name: "consumer.offset", Size: 8}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 // movesDirName is where inbound moves stage their copies, beside topics/
@@ -117,21 +118,26 @@ func checkStagedName(ref domain.PartitionRef, name string) error {
 }
 
 // Install makes ref's staged copy the partition's directory with high
-// watermark hwm (internals.md §11.3 step 6): every staged file and an hwm
-// file holding hwm are synced; then, under the partition's produce lock
+// watermark m.PromotedHighWatermark (internals.md §11.3 step 6): every
+// staged file, an hwm file holding the boundary and m as the move.marker
+// are synced; then, under the partition's produce lock
 // and the topic's guard, with the incarnation marker checked (or stamped)
 // for ref.TopicID, an open log of the partition is closed, a directory
 // already there is set aside as p<NNNNN>.quarantine (never deleted), and
 // the staging directory is renamed into place. The next open recovers the
 // log to hwm.
-func (s *Store) Install(ref domain.PartitionRef, hwm int64) error {
+func (s *Store) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 	if err := validateRef(ref); err != nil {
 		return err
 	}
+	hwm := m.PromotedHighWatermark
 	if ref.TopicID == "" || hwm < 0 {
 		return domain.Refuse(domain.ErrInvalidArgument, fmt.Sprintf("install of %s at %d needs an incarnation and a boundary", ref, hwm))
 	}
 	staged := s.stagingDir(ref)
+	if err := s.writeMoveMarker(staged, m); err != nil {
+		return fmt.Errorf("segmentlog: install %s: %w", ref, err)
+	}
 	if err := s.syncStaged(staged, hwm); err != nil {
 		return fmt.Errorf("segmentlog: install %s: %w", ref, err)
 	}
@@ -154,15 +160,9 @@ func (s *Store) Install(ref domain.PartitionRef, hwm int64) error {
 	}
 	defer sl.broadcast()
 	if _, err := s.opts.FS.Stat(sl.dir); err == nil {
-		aside := sl.dir + quarantineSuffix
-		for i := 2; ; i++ {
-			if _, err := s.opts.FS.Stat(aside); err != nil {
-				break
-			}
-			aside = fmt.Sprintf("%s%s-%d", sl.dir, quarantineSuffix, i)
-		}
-		if err := s.opts.FS.Rename(sl.dir, aside); err != nil {
-			return fmt.Errorf("segmentlog: install %s: set aside %s: %w", ref, sl.dir, err)
+		aside, err := s.setAsideLocked(sl)
+		if err != nil {
+			return fmt.Errorf("segmentlog: install %s: %w", ref, err)
 		}
 		s.opts.Logger.Warn("a move install set aside the partition's old directory", "from", sl.dir, "to", aside)
 	}

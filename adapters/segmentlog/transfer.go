@@ -41,6 +41,9 @@ func (s *Store) TransferListing(ref domain.PartitionRef) (ports.TransferListing,
 	if out.Side, err = s.sideFiles(sl.dir); err != nil {
 		return ports.TransferListing{}, err
 	}
+	if out.Marker, err = s.readMoveMarker(sl.dir); err != nil {
+		return ports.TransferListing{}, err
+	}
 	return out, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 // stageCopy copies what src lists of ref, in chunks of chunk bytes, into
@@ -72,10 +73,22 @@ func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 	if hwm != int64(len(all)) {
 		t.Fatalf("copied boundary %d", hwm)
 	}
-	if err := dst.Install(ref, hwm); err != nil {
+	if l.Marker != nil {
+		t.Fatalf("a partition that never moved lists a marker: %+v", l.Marker)
+	}
+	marker := ports.MoveMarker{PromotedHighWatermark: hwm, Links: []ports.MarkerLink{{Child: "orders-dr", Epoch: "e1"}}}
+	if err := dst.Install(ref, marker); err != nil {
 		t.Fatal(err)
 	}
 	checkRange(t, dst, ref, 0, all)
+	// The install's marker is listed with the partition (a former owner's
+	// stale-copy sweep reads it) and readable on its own (fan-out cursors).
+	if l, err := dst.TransferListing(ref); err != nil || l.Marker == nil || l.Marker.PromotedHighWatermark != hwm || !l.Marker.Has("orders-dr", "e1") {
+		t.Fatalf("listing after install: %+v, %v", l.Marker, err)
+	}
+	if m, ok, err := dst.MoveMarker(ref); err != nil || !ok || m.PromotedHighWatermark != hwm {
+		t.Fatalf("marker %+v %v %v", m, ok, err)
+	}
 	if b, err := vfs.ReadFile(dstFS, filepath.Join(partDir(ref), "fanout-orders-dr.offset")); err != nil || string(b) != "cursor" {
 		t.Fatalf("the cursor file moved as %q, %v", b, err)
 	}
@@ -91,7 +104,7 @@ func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	stageCopy(t, src, dst, ref, 1<<20)
-	if err := dst.Install(ref, hwm); err != nil {
+	if err := dst.Install(ref, marker); err != nil {
 		t.Fatal(err)
 	}
 	next := batch(99, 5)

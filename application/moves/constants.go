@@ -14,6 +14,8 @@ const (
 	// assignments stand still.
 	runnerTickInterval  = time.Second
 	runnerFullPassTicks = 30
+	// sweepEveryTicks: the stale-copy sweep runs every 30th runner tick.
+	sweepEveryTicks = 30
 	// chunkBytes is one copy read.
 	chunkBytes = 1 << 20
 	// convergedLagBytes: a pre-copy pass that copied at most this much has

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -22,6 +23,9 @@ type RunnerStore interface {
 	// only when the assignments moved.
 	Versions() meta.Versions
 	Assignment(topic string, partition int32) (a meta.Assignment, ok bool, err error)
+	// Links are every fan-out link: an install names its topic's in the
+	// move.marker.
+	Links() ([]meta.Link, error)
 	ports.MetadataProposer
 }
 
@@ -42,6 +46,9 @@ type RunnerDeps struct {
 	Consumers interface {
 		ForgetPartition(ref domain.PartitionRef)
 	}
+	// Sweep drives the stale-copy sweep; its zero value runs none (tests
+	// of the copy alone).
+	Sweep SweepDeps
 }
 
 // Observer receives the runner's measurements (narad_moves_*).
@@ -67,16 +74,20 @@ func (noObserver) Copied(int64)                {}
 type Runner struct {
 	d RunnerDeps
 
-	mu      sync.Mutex
-	running map[meta.Move]bool
-	reports map[meta.Move]*progress
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	running  map[meta.Move]bool
+	reports  map[meta.Move]*progress
+	sweeping map[partKey]bool
+	wg       sync.WaitGroup
+	// swept is set while a stale-copy sweep runs.
+	swept atomic.Bool
 
 	// Owned by Tick's caller: the assignment version the last listing saw
 	// and the ticks since (a listing at least every runnerFullPassTicks).
 	seen  uint64
 	since int
 	read  bool
+	ticks int
 }
 
 // NewRunner returns a Runner; it panics on a missing dependency.
@@ -87,7 +98,8 @@ func NewRunner(d RunnerDeps) *Runner {
 	if d.Metrics == nil {
 		d.Metrics = noObserver{}
 	}
-	return &Runner{d: d, running: map[meta.Move]bool{}, reports: map[meta.Move]*progress{}}
+	return &Runner{d: d, running: map[meta.Move]bool{}, reports: map[meta.Move]*progress{},
+		sweeping: map[partKey]bool{}}
 }
 
 // Run looks for inbound moves until ctx ends, then waits for its workers.
@@ -101,11 +113,24 @@ func (r *Runner) Run(ctx context.Context) {
 	}
 }
 
+// Wait returns once every worker and sweep that Tick started has ended
+// (Run waits for them itself).
+func (r *Runner) Wait() { r.wg.Wait() }
+
 // Tick starts a worker for every move targeting this node that has none.
 // It reads the moves (a scan of every assignment) only when the
 // assignments moved since its last listing, and at least every
-// runnerFullPassTicks ticks.
+// runnerFullPassTicks ticks; every sweepEveryTicks ticks it starts the
+// stale-copy sweep unless one still runs.
 func (r *Runner) Tick(ctx context.Context) {
+	if r.ticks++; r.ticks%sweepEveryTicks == 0 && r.d.Sweep.enabled() && r.swept.CompareAndSwap(false, true) {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer r.swept.Store(false)
+			r.sweep(ctx)
+		}()
+	}
 	v := r.d.Store.Versions().Of(meta.ViewAssignments)
 	r.since++
 	if r.read && v == r.seen && r.since < runnerFullPassTicks {
@@ -122,8 +147,10 @@ func (r *Runner) Tick(ctx context.Context) {
 			continue
 		}
 		r.mu.Lock()
-		busy := r.running[mv]
-		r.running[mv] = true
+		busy := r.running[mv] || r.sweeping[partKey{mv.Topic, mv.Partition}]
+		if !busy {
+			r.running[mv] = true
+		}
 		r.mu.Unlock()
 		if !busy {
 			r.wg.Add(1)

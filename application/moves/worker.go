@@ -62,8 +62,12 @@ func (w *worker) run(ctx context.Context) error {
 	if err = errors.Join(err, rearmed()); err != nil {
 		return fmt.Errorf("fence of %s: %w", w.ref, err)
 	}
+	marker, err := w.marker(l.HighWatermark, false)
+	if err != nil {
+		return err
+	}
 	w.forgetConsumers()
-	if err := w.r.d.Installer.Install(w.ref, l.HighWatermark); err != nil {
+	if err := w.r.d.Installer.Install(w.ref, marker); err != nil {
 		return fmt.Errorf("install %s: %w", w.ref, err)
 	}
 	w.forgetConsumers()
@@ -72,6 +76,22 @@ func (w *worker) run(ctx context.Context) error {
 	}
 	w.prog.phase(phaseFlipPending)
 	return w.flip(ctx)
+}
+
+// marker is the move.marker of an install at hwm: the fan-out links of
+// the partition's topic now, with their epochs (internals.md §11.4).
+func (w *worker) marker(hwm int64, forced bool) (ports.MoveMarker, error) {
+	links, err := w.r.d.Store.Links()
+	if err != nil {
+		return ports.MoveMarker{}, fmt.Errorf("links of %s for its move marker: %w", w.ref, err)
+	}
+	m := ports.MoveMarker{PromotedHighWatermark: hwm, Forced: forced, Links: []ports.MarkerLink{}}
+	for _, l := range links {
+		if l.Parent == w.mv.Topic {
+			m.Links = append(m.Links, ports.MarkerLink{Child: l.Child, Epoch: l.Epoch})
+		}
+	}
+	return m, nil
 }
 
 // forgetConsumers drops consumer state this node holds for the partition
