@@ -99,6 +99,13 @@ func (r memberResolver) Addr(node string) (string, bool) {
 	return "", false
 }
 
+// sourceSide is a move's source: the store's listing and chunk reads, the
+// handoff's freeze.
+type sourceSide struct {
+	ports.PartitionTransfer
+	ports.PartitionFreezer
+}
+
 // newStatusReporter answers NodeStatus (op 33) for this node.
 func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service, drain *membership.SelfDrain, runner *moves.Runner,
 	id NodeIdentity) *membership.StatusReporter {
@@ -108,7 +115,7 @@ func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service,
 
 func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
 	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, status *membership.StatusReporter,
-	logs *segmentlog.Store, log *zap.Logger) error {
+	logs *segmentlog.Store, clock ports.Clock, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -120,7 +127,9 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	quicpeer.RegisterNodeStatus(srv, status)
-	quicpeer.RegisterTransfer(srv, logs, moves.FreezeTTL) // a move's source side (ops 22-24)
+	// A move's source side (ops 22-24); a freeze waits for the partition's
+	// leases to settle before its capture.
+	quicpeer.RegisterTransfer(srv, sourceSide{logs, &moves.Handoff{Freezer: logs, Leases: svc, Clock: clock}}, moves.FreezeTTL)
 	quicpeer.RegisterTokens(srv, svc)                     // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {

@@ -12,6 +12,9 @@ import (
 type LogBounds struct {
 	Oldest        int64
 	HighWatermark int64
+	// Frozen is set while a move's freeze holds the partition (internals.md
+	// §11.3 step 3): no commit lands and no new lease is reserved.
+	Frozen bool
 }
 
 // LogStats describes a partition log's storage (api.md §2.4's partition

@@ -42,6 +42,7 @@ type plData struct {
 	topics   map[string]*plTopic
 	wakes    map[plKey]chan struct{}
 	failNext error
+	frozen   map[plKey]bool
 }
 
 type plKey struct {
@@ -267,7 +268,18 @@ func (f *PartitionLogs) Bounds(ref domain.PartitionRef) (ports.LogBounds, error)
 	if err != nil {
 		return ports.LogBounds{}, err
 	}
-	return ports.LogBounds{Oldest: p.oldest, HighWatermark: p.hwm()}, nil
+	return ports.LogBounds{Oldest: p.oldest, HighWatermark: p.hwm(), Frozen: f.data.frozen[plKey{ref.Topic, ref.Partition}]}, nil
+}
+
+// SetFrozen marks ref as held by a move's freeze in its Bounds (commits
+// are not refused: use cases only read the flag).
+func (f *PartitionLogs) SetFrozen(ref domain.PartitionRef, frozen bool) {
+	f.data.mu.Lock()
+	defer f.data.mu.Unlock()
+	if f.data.frozen == nil {
+		f.data.frozen = map[plKey]bool{}
+	}
+	f.data.frozen[plKey{ref.Topic, ref.Partition}] = frozen
 }
 
 // LogStats peeks at the partition like the real store's: one segment once

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -22,6 +23,25 @@ type freeze struct {
 	mu    sync.Mutex
 	token string
 	until time.Time
+	// untilNs mirrors until (unix nanoseconds, 0 when no freeze was ever
+	// set or the last one was cleared) for the lock-free check of every
+	// consume's Bounds.
+	untilNs atomic.Int64
+}
+
+// holdsAt reports, without the lock, whether a freeze holds at now; it
+// reads the clock only while a freeze was set.
+func (f *freeze) holdsAt(now func() time.Time) bool {
+	u := f.untilNs.Load()
+	return u != 0 && now().UnixNano() < u
+}
+
+// clear ends any freeze (an install replaced the partition).
+func (f *freeze) clear() {
+	f.mu.Lock()
+	f.token = ""
+	f.untilNs.Store(0)
+	f.mu.Unlock()
 }
 
 // active reports whether the freeze holds at now.
@@ -64,6 +84,7 @@ func (s *Store) Freeze(ref domain.PartitionRef, token string, ttl time.Duration)
 		return "", ports.TransferListing{}, domain.Refuse(domain.ErrConflict, "the freeze of this move is no longer active: commits may have landed since")
 	}
 	f.until = now.Add(ttl)
+	f.untilNs.Store(f.until.UnixNano())
 	token = f.token
 	f.mu.Unlock()
 

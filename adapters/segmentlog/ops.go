@@ -108,6 +108,12 @@ func (s *Store) Bounds(ref domain.PartitionRef) (ports.LogBounds, error) {
 		return ports.LogBounds{}, err
 	}
 	sl := s.slotFor(ref)
+	b, err := s.bounds(sl, ref)
+	b.Frozen = err == nil && sl.freeze.holdsAt(s.opts.Now)
+	return b, err
+}
+
+func (s *Store) bounds(sl *slot, ref domain.PartitionRef) (ports.LogBounds, error) {
 	if l := sl.log.Load(); l != nil && sl.topic.serves(ref.TopicID) {
 		return l.bounds(), nil
 	}

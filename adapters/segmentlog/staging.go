@@ -177,9 +177,7 @@ func (s *Store) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 	sl.floor.Store(0)
 	// A freeze from a time this node was the partition's source concerns
 	// the copy just replaced: it must not hold back the new owner's commits.
-	sl.freeze.mu.Lock()
-	sl.freeze.token = ""
-	sl.freeze.mu.Unlock()
+	sl.freeze.clear()
 	return nil
 }
 

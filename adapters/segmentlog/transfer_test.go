@@ -161,6 +161,9 @@ func TestFreezeStopsCommitsUntilItLapses(t *testing.T) {
 	}
 	_, err = s.CommitDurable(context.Background(), ref, batch(2, 1))
 	wantErr(t, err, domain.ErrUnavailable, "a commit while frozen")
+	if b, err := s.Bounds(ref); err != nil || !b.Frozen {
+		t.Fatalf("bounds while frozen: %+v, %v (new leases must stop)", b, err)
+	}
 	if hwm := hwmBounds(t, s, ref); hwm != 4 {
 		t.Fatalf("high watermark %d after a refused commit", hwm)
 	}
@@ -174,6 +177,9 @@ func TestFreezeStopsCommitsUntilItLapses(t *testing.T) {
 	_, err = s.CommitDurable(context.Background(), ref, batch(3, 1))
 	wantErr(t, err, domain.ErrUnavailable, "a commit within the re-armed freeze")
 	clock.Advance(11 * time.Second)
+	if b, err := s.Bounds(ref); err != nil || b.Frozen {
+		t.Fatalf("bounds after the freeze lapsed: %+v, %v", b, err)
+	}
 	mustCommit(t, s, ref, batch(4, 1))
 	_, _, err = s.Freeze(ref, token, 30*time.Second)
 	wantErr(t, err, domain.ErrConflict, "re-arming a lapsed freeze")

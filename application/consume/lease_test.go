@@ -250,3 +250,29 @@ func TestParallelConsumersNeverShareAnOffset(t *testing.T) {
 		t.Fatalf("%d offsets delivered, want 200", len(seen))
 	}
 }
+
+// ensure that a partition a move froze reserves no new lease while the
+// leases already out still settle, that InFlight counts them for the
+// source's drain, and that leases resume once the freeze ends (internals.md
+// §11.3 step 3).
+func TestFrozenPartitionLeasesNothingNew(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	tp := e.createTopic("orders", 1, nil, nil)
+	e.produce(tp, 0, "0", "1")
+	d0 := e.one("orders", 0)
+	ref := domain.PartitionRef{Topic: "orders", TopicID: domain.TopicID(tp.ID), Partition: 0}
+	if n := e.svc.InFlight(ref); n != 1 {
+		t.Fatalf("in flight %d, want 1", n)
+	}
+	e.logs.SetFrozen(ref, true)
+	e.none("orders", 0)
+	e.ack("orders", d0)
+	if n := e.svc.InFlight(ref); n != 0 {
+		t.Fatalf("in flight %d after the ack, want 0", n)
+	}
+	e.logs.SetFrozen(ref, false)
+	if d1 := e.one("orders", 0); d1.Record.Offset != 1 {
+		t.Fatalf("after the freeze: offset %d, want 1", d1.Record.Offset)
+	}
+}

@@ -129,6 +129,11 @@ func (s *Service) reserveOne(ctx context.Context, t meta.Topic, p int32, ahead *
 		if err != nil {
 			return domain.Delivery{}, false, fmt.Errorf("consume: bounds of %s: %w", ref, err)
 		}
+		if b.Frozen {
+			// A move is about to hand the partition over: no new lease
+			// (internals.md §11.3 step 3); outstanding ones still settle.
+			return domain.Delivery{}, false, nil
+		}
 		l, ok := s.reserveLease(sh, t, b.HighWatermark, b.Oldest)
 		if !ok {
 			return domain.Delivery{}, false, nil

@@ -186,6 +186,32 @@ func (s *Service) ForgetPartition(ref domain.PartitionRef) {
 	s.committer.forget(ref)
 }
 
+// InFlight counts ref's outstanding leases on this node: a move's source
+// waits briefly for them to settle before its final capture (internals.md
+// §11.3 step 3). A partition never touched here has none.
+func (s *Service) InFlight(ref domain.PartitionRef) int {
+	s.shards.mu.Lock()
+	sh, ok := s.shards.m[ref]
+	s.shards.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	select {
+	case <-sh.ready:
+	default:
+		return 0 // still loading its frontier: nothing leased yet
+	}
+	if sh.err != nil {
+		return 0
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.gone {
+		return 0
+	}
+	return sh.l.InFlight()
+}
+
 func (s *Service) checkOpen() error {
 	if s.closed.Load() {
 		return fmt.Errorf("consume: %w", domain.ErrClosed)

@@ -16,6 +16,11 @@ const (
 	runnerFullPassTicks = 30
 	// sweepEveryTicks: the stale-copy sweep runs every 30th runner tick.
 	sweepEveryTicks = 30
+	// leaseDrainMax bounds how long a freezing source waits for its
+	// outstanding leases to settle before the capture (or TTL/4 if
+	// shorter); leaseDrainPoll paces the look.
+	leaseDrainMax  = 500 * time.Millisecond
+	leaseDrainPoll = 10 * time.Millisecond
 	// chunkBytes is one copy read.
 	chunkBytes = 1 << 20
 	// convergedLagBytes: a pre-copy pass that copied at most this much has
