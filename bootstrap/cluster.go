@@ -130,7 +130,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	// A move's source side (ops 22-24); a freeze waits for the partition's
 	// leases to settle before its capture.
 	quicpeer.RegisterTransfer(srv, sourceSide{logs, &moves.Handoff{Freezer: logs, Leases: svc, Clock: clock}}, moves.FreezeTTL)
-	quicpeer.RegisterTokens(srv, svc)                     // delivery tokens, both sides (internals.md §5.5)
+	quicpeer.RegisterTokens(srv, svc) // delivery tokens, both sides (internals.md §5.5)
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error {
 			if err := srv.Listen(cfg.HTTP.Addr); err != nil {

@@ -24,16 +24,61 @@ import (
 // heartbeats.
 var controllerModule = fx.Module("controller",
 	fx.Provide(newMoveRunner),
-	fx.Invoke(runController, runHeartbeater, func(lc fx.Lifecycle, r *moves.Runner) { runWorker(lc, r.Run) }),
+	fx.Invoke(runController, runHeartbeater, registerMovesBlocked, func(lc fx.Lifecycle, r *moves.Runner) { runWorker(lc, r.Run) }),
 )
 
 // newMoveRunner is this node's move runner: it copies in and flips the
 // partitions the leader moves here (internals.md §11).
 func newMoveRunner(s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.Store, c ports.Clock, id NodeIdentity,
-	m *telemetry.Metrics, consumers *consume.Service, confirm *leaderconfirm.Confirmer, log *zap.Logger) *moves.Runner {
+	m *telemetry.Metrics, consumers *consume.Service, confirm *leaderconfirm.Confirmer, offsets ports.OffsetStore,
+	cursors ports.FanoutCursors, log *zap.Logger) *moves.Runner {
 	return moves.NewRunner(moves.RunnerDeps{Store: s, Peers: peers, Installer: logs, Clock: c, Self: id.ID, Metrics: m.Moves(), Consumers: consumers,
-		Sweep: moves.SweepDeps{Copies: logs, Local: logs, Confirm: confirm},
-		Log:   newSlog(log.With(zap.String("component", "moves")))})
+		Positions: moves.Positions{Offsets: offsets, Cursors: cursors},
+		Sweep:     moves.SweepDeps{Copies: logs, Local: logs, Confirm: confirm},
+		Log:       newSlog(log.With(zap.String("component", "moves")))})
+}
+
+// registerMovesBlocked exports narad_moves_blocked: the moves this node
+// runs as destination that wait on a dead source, and, on the leader, the
+// moves whose destination is dead (the rebalance pass aborts those after
+// two minutes).
+func registerMovesBlocked(m *telemetry.Metrics, r *moves.Runner, s ports.MetadataStore) {
+	m.MovesBlockedGauge(func() map[string]int {
+		counts := map[string]int{}
+		for _, rep := range r.Reports() {
+			if rep.Blocked != "" {
+				counts[rep.Blocked]++
+			}
+		}
+		if s.IsLeader() {
+			counts["target_dead"] = deadTargets(s)
+		}
+		return counts
+	})
+}
+
+// deadTargets counts the moves in flight whose destination the replica
+// holds dead.
+func deadTargets(s ports.MetadataStore) int {
+	members, err := s.Members()
+	if err != nil {
+		return 0
+	}
+	dead := map[string]bool{}
+	for _, mb := range members {
+		dead[mb.ID] = mb.Status == meta.StatusDead
+	}
+	mvs, err := s.Moves()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, mv := range mvs {
+		if dead[mv.To] {
+			n++
+		}
+	}
+	return n
 }
 
 func runController(lc fx.Lifecycle, s *metastore.Store, c ports.Clock, id NodeIdentity, m *telemetry.Metrics, place *PlacementLock,

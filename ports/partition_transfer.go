@@ -89,6 +89,8 @@ type PartitionFreezer interface {
 type PartitionInstaller interface {
 	// StagingReset empties ref's staging.
 	StagingReset(ref domain.PartitionRef) error
+	// StagingRemove removes ref's staging (a move that ended here).
+	StagingRemove(ref domain.PartitionRef) error
 	// StagingSize is how many bytes of name are staged (0 when none).
 	StagingSize(ref domain.PartitionRef, name string) (int64, error)
 	// StagingWrite writes b at off of name, creating it.
@@ -101,6 +103,11 @@ type PartitionInstaller interface {
 	// m.PromotedHighWatermark and writes m as its move.marker; a directory
 	// already there is set aside, never deleted.
 	Install(ref domain.PartitionRef, m MoveMarker) error
+	// Uninstall takes an installed copy whose flip did not commit back to
+	// staging, so the next attempt resumes from it: only while the topic
+	// directory still names ref's incarnation (domain.ErrConflict
+	// otherwise, and nothing moves).
+	Uninstall(ref domain.PartitionRef) error
 }
 
 // PeerTransfer is the destination's side of the copy: it asks the source

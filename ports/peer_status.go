@@ -35,6 +35,10 @@ type MoveReport struct {
 	Attempts    int
 	LastError   string
 	CopiedBytes int64
+	// Blocked names why the move cannot finish on its own
+	// (narad_moves_blocked: source_dead, source_dead_copy_behind,
+	// copy_unverifiable); empty while it can.
+	Blocked string
 }
 
 // QuarantineInventory lists the quarantined copies a node holds on disk.

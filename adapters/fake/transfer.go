@@ -26,6 +26,7 @@ type TransferSource struct {
 	token    string
 	freezes  int
 	marker   *ports.MoveMarker
+	down     bool
 	// OnFreeze, when set, runs after every successful freeze or re-arm
 	// (tests use it to land a commit behind the copy).
 	OnFreeze func(s *TransferSource)
@@ -49,6 +50,21 @@ func (s *TransferSource) SetSide(name string, b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.side[name] = slices.Clone(b)
+}
+
+// SetDown makes every call fail as a dead node's would (false: answer
+// again).
+func (s *TransferSource) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+func (s *TransferSource) downErr() error {
+	if s.down {
+		return domain.Refuse(domain.ErrUnavailable, "the source node does not answer")
+	}
+	return nil
 }
 
 // SetMarker sets the move.marker the listing carries (nil: none).
@@ -87,6 +103,9 @@ func (s *TransferSource) listingLocked() ports.TransferListing {
 func (s *TransferSource) TransferListing(context.Context, string, domain.PartitionRef) (ports.TransferListing, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.downErr(); err != nil {
+		return ports.TransferListing{}, err
+	}
 	return s.listingLocked(), nil
 }
 
@@ -94,6 +113,9 @@ func (s *TransferSource) TransferListing(context.Context, string, domain.Partiti
 func (s *TransferSource) FetchTransferChunk(_ context.Context, _ string, _ domain.PartitionRef, name string, off int64, max int) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.downErr(); err != nil {
+		return nil, err
+	}
 	b, ok := s.segments[name]
 	if !ok {
 		b, ok = s.side[name]
@@ -110,6 +132,10 @@ func (s *TransferSource) FetchTransferChunk(_ context.Context, _ string, _ domai
 // PrepareHandoff freezes (token empty) or re-arms, and lists.
 func (s *TransferSource) PrepareHandoff(_ context.Context, _ string, _ domain.PartitionRef, token string) (string, ports.TransferListing, error) {
 	s.mu.Lock()
+	if err := s.downErr(); err != nil {
+		s.mu.Unlock()
+		return "", ports.TransferListing{}, err
+	}
 	switch {
 	case token == "":
 		s.token = fmt.Sprintf("tok%d", s.freezes)
@@ -130,9 +156,10 @@ func (s *TransferSource) PrepareHandoff(_ context.Context, _ string, _ domain.Pa
 
 // Installer is a destination's staging and installed partitions in memory.
 type Installer struct {
-	mu        sync.Mutex
-	staged    map[domain.PartitionRef]map[string][]byte
-	installed map[domain.PartitionRef]Installed
+	mu         sync.Mutex
+	staged     map[domain.PartitionRef]map[string][]byte
+	installed  map[domain.PartitionRef]Installed
+	uninstalls int
 }
 
 // Installed is one installed copy.
@@ -174,6 +201,9 @@ func (i *Installer) StagingSize(ref domain.PartitionRef, name string) (int64, er
 func (i *Installer) StagingWrite(ref domain.PartitionRef, name string, off int64, b []byte) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.staged[ref] == nil {
+		return fmt.Errorf("fake installer: no staging for %v", ref)
+	}
 	f := i.staged[ref][name]
 	if need := off + int64(len(b)); int64(len(f)) < need {
 		f = append(f, make([]byte, need-int64(len(f)))...)
@@ -212,4 +242,41 @@ func (i *Installer) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 	i.installed[ref] = Installed{Files: maps.Clone(i.staged[ref]), HWM: m.PromotedHighWatermark, Marker: m}
 	delete(i.staged, ref)
 	return nil
+}
+
+// StagingRemove drops ref's staging.
+func (i *Installer) StagingRemove(ref domain.PartitionRef) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.staged, ref)
+	return nil
+}
+
+// Uninstall takes ref's installed copy back to staging.
+func (i *Installer) Uninstall(ref domain.PartitionRef) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	in, ok := i.installed[ref]
+	if !ok {
+		return domain.Refuse(domain.ErrConflict, "nothing installed")
+	}
+	i.staged[ref] = in.Files
+	delete(i.installed, ref)
+	i.uninstalls++
+	return nil
+}
+
+// Uninstalls counts the copies taken back to staging.
+func (i *Installer) Uninstalls() int {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.uninstalls
+}
+
+// Staged reports whether ref has staging.
+func (i *Installer) Staged(ref domain.PartitionRef) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	_, ok := i.staged[ref]
+	return ok
 }

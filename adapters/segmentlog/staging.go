@@ -37,6 +37,17 @@ func (s *Store) StagingReset(ref domain.PartitionRef) error {
 	return ensureDir(s.opts.FS, dir)
 }
 
+// StagingRemove removes ref's staging directory, if any.
+func (s *Store) StagingRemove(ref domain.PartitionRef) error {
+	if err := validateRef(ref); err != nil {
+		return err
+	}
+	if err := s.opts.FS.RemoveAll(s.stagingDir(ref)); err != nil {
+		return fmt.Errorf("segmentlog: remove staging of %s: %w", ref, err)
+	}
+	return nil
+}
+
 // StagingSize is how many bytes of name ref's staging holds (0 when none).
 func (s *Store) StagingSize(ref domain.PartitionRef, name string) (int64, error) {
 	if err := checkStagedName(ref, name); err != nil {
@@ -206,4 +217,53 @@ func (s *Store) syncStaged(dir string, hwm int64) error {
 		}
 	}
 	return s.opts.FS.SyncDir(dir)
+}
+
+// Uninstall takes ref's installed copy back to staging (internals.md §11.5:
+// a flip that did not commit), under the partition's produce lock and the
+// topic's guard, only while the topic directory's marker names ref's
+// incarnation exactly; an open log is closed first and staging left from
+// before is replaced.
+func (s *Store) Uninstall(ref domain.PartitionRef) error {
+	if err := validateRef(ref); err != nil {
+		return err
+	}
+	sl := s.slotFor(ref)
+	sl.produce.Lock()
+	defer sl.produce.Unlock()
+	t := sl.topic
+	t.guard.Lock()
+	defer t.guard.Unlock()
+	if s.closed.Load() {
+		return errStoreClosed
+	}
+	if err := s.loadMarkerLocked(t); err != nil {
+		return err
+	}
+	if cur := *t.id.Load(); ref.TopicID == "" || cur != ref.TopicID {
+		return domain.Refuse(domain.ErrConflict, fmt.Sprintf("%s is stamped %q, not %q", t.dir, cur, ref.TopicID))
+	}
+	if l := sl.log.Swap(nil); l != nil {
+		if err := l.close(true); err != nil {
+			s.opts.Logger.Error("closing a partition's log before taking its copy back to staging", "dir", sl.dir, "error", err)
+		}
+	}
+	defer sl.broadcast()
+	staged := s.stagingDir(ref)
+	if err := s.opts.FS.RemoveAll(staged); err != nil {
+		return fmt.Errorf("segmentlog: uninstall %s: %w", ref, err)
+	}
+	if err := ensureDir(s.opts.FS, filepath.Dir(staged)); err != nil {
+		return fmt.Errorf("segmentlog: uninstall %s: %w", ref, err)
+	}
+	if err := s.opts.FS.Rename(sl.dir, staged); err != nil {
+		return fmt.Errorf("segmentlog: uninstall %s: %w", ref, err)
+	}
+	sl.floor.Store(0)
+	for _, dir := range []string{t.dir, filepath.Dir(staged)} {
+		if err := s.opts.FS.SyncDir(dir); err != nil {
+			return fmt.Errorf("segmentlog: uninstall %s: sync %s: %w", ref, dir, err)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 // Ensure that the stale-copy sweep's store side lists the partition
@@ -61,4 +62,49 @@ func TestDropStaleCopy(t *testing.T) {
 	if deleted, err := s.DropStaleCopy(behind, true, 10); err != nil || deleted {
 		t.Fatalf("a partition with no directory: %v %v", deleted, err)
 	}
+}
+
+// Ensure that an install whose flip did not commit goes back to staging
+// whole (internals.md §11.5): the partition path is empty again, staging
+// resumes from the copy (its sizes are those installed), the next install
+// serves every record, and a take-back naming another incarnation moves
+// nothing.
+func TestUninstallReturnsTheCopyToStaging(t *testing.T) {
+	src := mustOpen(t, testOptions(vfs.NewMem(), newFakeClock()))
+	defer func() { _ = src.Close() }()
+	dstFS := vfs.NewMem()
+	dst := mustOpen(t, testOptions(dstFS, newFakeClock()))
+	defer func() { _ = dst.Close() }()
+	ref := testRef(3)
+	recs := batch(5, 20)
+	mustCommit(t, src, ref, recs)
+	hwm := stageCopy(t, src, dst, ref, 1<<20)
+	l, err := src.TransferListing(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Install(ref, ports.MoveMarker{PromotedHighWatermark: hwm}); err != nil {
+		t.Fatal(err)
+	}
+	checkRange(t, dst, ref, 0, recs) // opened: the take-back closes the log first
+	wrong := ref
+	wrong.TopicID = "ffffffffffffffff"
+	if err := dst.Uninstall(wrong); err == nil {
+		t.Fatal("a take-back naming another incarnation went through")
+	}
+	if err := dst.Uninstall(ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dstFS.Stat(partDir(ref)); err == nil {
+		t.Fatal("the copy is still on the partition path")
+	}
+	for _, f := range l.Segments {
+		if n, err := dst.StagingSize(ref, f.Name); err != nil || n != f.Size {
+			t.Fatalf("staged %s: %d bytes, %v; want %d", f.Name, n, err, f.Size)
+		}
+	}
+	if err := dst.Install(ref, ports.MoveMarker{PromotedHighWatermark: hwm}); err != nil {
+		t.Fatal(err)
+	}
+	checkRange(t, dst, ref, 0, recs)
 }

@@ -50,3 +50,31 @@ func (mm *MoveMetrics) Ended(outcome string, d time.Duration) {
 
 // Copied counts bytes a move copied.
 func (mm *MoveMetrics) Copied(bytes int64) { mm.bytes.Add(float64(bytes)) }
+
+// MovesBlockedReasons are the reasons narad_moves_blocked reports (api.md
+// §7), every one exported, zero when none applies.
+var MovesBlockedReasons = []string{"copy_unverifiable", "source_dead_copy_behind", "source_dead", "target_dead"}
+
+// movesBlockedCollector exports narad_moves_blocked from counts read at
+// scrape time.
+type movesBlockedCollector struct {
+	sample func() map[string]int
+	desc   *prometheus.Desc
+}
+
+// MovesBlockedGauge registers narad_moves_blocked{reason}: moves that
+// cannot finish on their own, counted by sample at every scrape (reasons
+// outside MovesBlockedReasons are not exported).
+func (m *Metrics) MovesBlockedGauge(sample func() map[string]int) {
+	m.Registry.MustRegister(&movesBlockedCollector{sample: sample,
+		desc: prometheus.NewDesc("narad_moves_blocked", "Partition moves that cannot finish on their own, by reason.", []string{"reason"}, nil)})
+}
+
+func (c *movesBlockedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *movesBlockedCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := c.sample()
+	for _, reason := range MovesBlockedReasons {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[reason]), reason)
+	}
+}

@@ -41,3 +41,21 @@ narad_moves_bytes_total 1.048581e+06
 		t.Fatalf("in flight %v after both ended", got)
 	}
 }
+
+// ensure that narad_moves_blocked exports every reason of api.md §7, zero
+// when none applies, and nothing outside them.
+func TestMovesBlockedSeries(t *testing.T) {
+	m := NewMetrics()
+	m.MovesBlockedGauge(func() map[string]int { return map[string]int{"source_dead": 2, "target_dead": 1, "other": 9} })
+	want := `
+# HELP narad_moves_blocked Partition moves that cannot finish on their own, by reason.
+# TYPE narad_moves_blocked gauge
+narad_moves_blocked{reason="copy_unverifiable"} 0
+narad_moves_blocked{reason="source_dead"} 2
+narad_moves_blocked{reason="source_dead_copy_behind"} 0
+narad_moves_blocked{reason="target_dead"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_moves_blocked"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -40,6 +40,17 @@ const (
 	// attemptLogEvery: a move that keeps failing (its source down) logs
 	// its first failure and one in this many at warn.
 	attemptLogEvery = 30
+	// flipReproposeWindow bounds how long a destination re-proposes a flip
+	// of unknown outcome under the re-armed freeze; flipSettleDuration is
+	// how long after the last such proposal it waits before taking its
+	// copy off; flipReadInterval paces its leader reads.
+	flipReproposeWindow = 2 * time.Minute
+	flipSettleDuration  = 15 * time.Second
+	flipReadInterval    = time.Second
+	// ForcePromoteAfter: a destination holding a whole copy of the
+	// source's last listing flips without a freeze once the source has
+	// been dead this long (internals.md §11.6).
+	ForcePromoteAfter = 2 * time.Minute
 	// callTimeout bounds one copy call to the source.
 	callTimeout = 10 * time.Second
 )

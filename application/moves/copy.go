@@ -2,6 +2,7 @@ package moves
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/narad/narad/domain"
@@ -57,13 +58,15 @@ func (c *copier) segments(ctx context.Context, l ports.TransferListing) (int64, 
 	return copied, nil
 }
 
-// side copies every side file of l whole (they are rewritten in place).
-func (c *copier) side(ctx context.Context, l ports.TransferListing) error {
-	for _, f := range l.Side {
+// side copies every side file whole (they are rewritten in place). A
+// file gone from the source meanwhile (a cursor of a dissolved link) is
+// staged empty: an empty position file reads as none.
+func (c *copier) side(ctx context.Context, files []ports.TransferFile) error {
+	for _, f := range files {
 		if err := c.inst.StagingTruncate(c.ref, f.Name, 0); err != nil {
 			return err
 		}
-		if _, err := c.file(ctx, f.Name, 0, f.Size); err != nil {
+		if _, err := c.file(ctx, f.Name, 0, f.Size); err != nil && !errors.Is(err, domain.ErrOffsetGone) {
 			return err
 		}
 	}

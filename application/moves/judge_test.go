@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/ports"
 )
@@ -92,4 +93,57 @@ func parseListing(s string) (ports.TransferListing, error) {
 		}
 	}
 	return l, nil
+}
+
+// Ensure that every case in testdata/flip.txt still resolves a flip as
+// recorded (internals.md §11.5); run with -update after a deliberate
+// change. This node is n2, the source n1. A case is one line:
+//
+//	read=failed|OWNER/TARGET propose=yes|no since=DURATION => action
+func TestResolveFlipGolden(t *testing.T) {
+	const file = "testdata/flip.txt"
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for n, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			out.WriteString(line + "\n")
+			continue
+		}
+		input, want, _ := strings.Cut(line, " => ")
+		var read flipRead
+		var canPropose bool
+		var since time.Duration
+		for _, f := range strings.Fields(input) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "read":
+				if v == "failed" {
+					read.Failed = true
+				} else {
+					read.Owner, read.Target, _ = strings.Cut(v, "/")
+				}
+			case "propose":
+				canPropose = v == "yes"
+			case "since":
+				if since, err = time.ParseDuration(v); err != nil {
+					t.Fatalf("%s:%d: %v", file, n+1, err)
+				}
+			default:
+				t.Fatalf("%s:%d: unknown field %q", file, n+1, f)
+			}
+		}
+		got := string(resolveFlip("n2", "n1", read, canPropose, since))
+		if !*update && got != want {
+			t.Errorf("%s:%d: %s: got %s, want %s (run with -update after checking)", file, n+1, input, got, want)
+		}
+		out.WriteString(input + " => " + got + "\n")
+	}
+	if *update {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

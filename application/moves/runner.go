@@ -26,6 +26,10 @@ type RunnerStore interface {
 	// Links are every fan-out link: an install names its topic's in the
 	// move.marker.
 	Links() ([]meta.Link, error)
+	// Members are read for the source's liveness (force-promote).
+	Members() ([]meta.Member, error)
+	// Barrier makes the next reads leader reads (flip outcome resolution).
+	Barrier(ctx context.Context) error
 	ports.MetadataProposer
 }
 
@@ -46,6 +50,9 @@ type RunnerDeps struct {
 	Consumers interface {
 		ForgetPartition(ref domain.PartitionRef)
 	}
+	// Positions lowers the positions an install brought past its
+	// boundary; its zero value lowers none (tests of the copy alone).
+	Positions Positions
 	// Sweep drives the stale-copy sweep; its zero value runs none (tests
 	// of the copy alone).
 	Sweep SweepDeps
@@ -160,7 +167,8 @@ func (r *Runner) Tick(ctx context.Context) {
 }
 
 // drive runs attempts of mv until one finishes it or it stops targeting
-// this node.
+// this node. Once the source has been dead ForcePromoteAfter, a failed
+// attempt gives way to a force-promote of the session's copy.
 func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 	defer r.wg.Done()
 	defer func() { r.mu.Lock(); delete(r.running, mv); delete(r.reports, mv); r.mu.Unlock() }()
@@ -170,18 +178,28 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 	outcome := ""
 	defer func() { r.d.Metrics.Ended(outcome, r.d.Clock.Now().Sub(start)) }()
 	log := r.d.Log.With(slog.String("topic", mv.Topic), slog.Int("partition", int(mv.Partition)), slog.String("from", mv.From))
+	sess := &session{fresh: true}
 	for attempt := 1; ctx.Err() == nil; attempt++ {
 		if !r.stillTargeted(mv) {
+			r.ended(mv)
 			return
 		}
-		prog.set(func(rep *ports.MoveReport) { rep.Attempts, rep.Phase = attempt, phaseCopying })
-		err := r.newWorker(mv, prog).run(ctx)
+		prog.set(func(rep *ports.MoveReport) { rep.Attempts, rep.Phase, rep.Blocked = attempt, phaseCopying, "" })
+		w := r.newWorker(mv, prog, sess)
+		err := w.run(ctx)
 		if err == nil {
 			outcome = outcomeCompleted
 			return
 		}
-		if errors.Is(err, errMoveEnded) {
-			return
+		if dead := r.sourceDeadFor(mv.From); dead > 0 {
+			prog.set(func(rep *ports.MoveReport) { rep.Phase, rep.Blocked = phaseWaitingForSource, blockedSourceDead })
+			if dead >= ForcePromoteAfter && ctx.Err() == nil {
+				if err = w.forcePromote(ctx); err == nil {
+					outcome = outcomeForcePromoted
+					return
+				}
+				r.noteBlocked(prog, sess, err)
+			}
 		}
 		level := slog.LevelDebug
 		if attempt == 1 || attempt%attemptLogEvery == 0 {
@@ -192,6 +210,34 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 		if sleep(ctx, retryBackoff) != nil {
 			return
 		}
+	}
+}
+
+// noteBlocked records why a force-promote could not run.
+func (r *Runner) noteBlocked(prog *progress, sess *session, err error) {
+	reason := blockedCopyUnverifiable
+	switch {
+	case !sess.reached:
+		reason = blockedSourceDead
+	case errors.Is(err, errCopyBehind):
+		reason = blockedSourceDeadCopyBehind
+	}
+	prog.set(func(rep *ports.MoveReport) { rep.Blocked = reason })
+}
+
+// ended cleans up after a move that stopped targeting this node without
+// flipping here: staging goes unless this node owns the partition by then
+// (internals.md §11.5). A copy left installed is the stale-copy sweep's.
+func (r *Runner) ended(mv meta.Move) {
+	row, ok, err := r.d.Store.Assignment(mv.Topic, mv.Partition)
+	if err == nil && ok && row.Owner == r.d.Self {
+		r.d.Log.Error("a move ended without its flip but this node owns the partition; staging kept for an operator",
+			slog.String("topic", mv.Topic), slog.Int("partition", int(mv.Partition)))
+		return
+	}
+	ref := domain.PartitionRef{Topic: mv.Topic, TopicID: domain.TopicID(mv.TopicID), Partition: mv.Partition}
+	if err := r.d.Installer.StagingRemove(ref); err != nil {
+		r.d.Log.Warn("remove the staging of an ended move", slog.String("topic", mv.Topic), slog.Any("error", err))
 	}
 }
 

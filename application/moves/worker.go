@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -12,10 +11,6 @@ import (
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
-
-// errMoveEnded: the move is no longer this node's to finish (aborted,
-// re-planned, or flipped by another attempt).
-var errMoveEnded = errors.New("moves: the move ended")
 
 // worker brings one inbound move to its flip (internals.md §11.3):
 // pre-copy while the source serves, freeze, copy until two quiet passes,
@@ -26,19 +21,36 @@ type worker struct {
 	ref  domain.PartitionRef
 	cp   copier
 	prog *progress
+	sess *session
 }
 
-func (r *Runner) newWorker(mv meta.Move, prog *progress) *worker {
+// session is what one move's attempts share (internals.md §11.3 step 1):
+// whether the source ever answered, and its newest listing staged whole,
+// the side files read before that listing, so a force-promote can install
+// it (§11.6).
+type session struct {
+	reached bool
+	last    ports.TransferListing
+	// fresh asks the next attempt to empty staging first: the first one,
+	// and any after an install that did not go back to staging.
+	fresh bool
+}
+
+func (r *Runner) newWorker(mv meta.Move, prog *progress, sess *session) *worker {
 	ref := domain.PartitionRef{Topic: mv.Topic, TopicID: domain.TopicID(mv.TopicID), Partition: mv.Partition}
 	copied := func(n int64) { r.d.Metrics.Copied(n); prog.copied(n) }
-	return &worker{r: r, mv: mv, ref: ref, prog: prog, cp: copier{peers: r.d.Peers, inst: r.d.Installer, src: mv.From, ref: ref, copied: copied}}
+	return &worker{r: r, mv: mv, ref: ref, prog: prog, sess: sess,
+		cp: copier{peers: r.d.Peers, inst: r.d.Installer, src: mv.From, ref: ref, copied: copied}}
 }
 
 // run makes one attempt. nil means the move is over (flipped, or no
 // longer this node's); an error means try again after the backoff.
 func (w *worker) run(ctx context.Context) error {
-	if err := w.r.d.Installer.StagingReset(w.ref); err != nil {
-		return err
+	if w.sess.fresh {
+		if err := w.r.d.Installer.StagingReset(w.ref); err != nil {
+			return err
+		}
+		w.sess.fresh, w.sess.last = false, ports.TransferListing{}
 	}
 	if err := w.precopy(ctx); err != nil {
 		return err
@@ -55,27 +67,65 @@ func (w *worker) run(ctx context.Context) error {
 	}
 	// The fence: the freeze still holds (a re-arm succeeds) and the source's
 	// boundary is the one copied, so no commit landed behind the copy.
-	_, fenced, err := w.prepare(ctx, token)
-	if err == nil && fenced.HighWatermark != l.HighWatermark {
-		err = fmt.Errorf("source boundary %d, copied %d: %w", fenced.HighWatermark, l.HighWatermark, domain.ErrConflict)
+	if err := w.fence(ctx, token, l.HighWatermark); err != nil {
+		return errors.Join(err, rearmed())
 	}
-	if err = errors.Join(err, rearmed()); err != nil {
+	if err := rearmed(); err != nil {
 		return fmt.Errorf("fence of %s: %w", w.ref, err)
 	}
-	marker, err := w.marker(l.HighWatermark, false)
+	if err := w.install(l.HighWatermark, false); err != nil {
+		return err
+	}
+	if err := rearmed(); err != nil {
+		return w.takeOff(fmt.Errorf("freeze of %s lapsed before the flip: %w", w.ref, err))
+	}
+	w.prog.phase(phaseFlipPending)
+	f := &flipper{w: w, rearm: func(ctx context.Context) bool { return w.fence(ctx, token, l.HighWatermark) == nil }}
+	return f.run(ctx)
+}
+
+// fence re-arms the freeze and checks the source still holds boundary hwm.
+func (w *worker) fence(ctx context.Context, token string, hwm int64) error {
+	_, fenced, err := w.prepare(ctx, token)
+	if err == nil && fenced.HighWatermark != hwm {
+		err = fmt.Errorf("source boundary %d, copied %d: %w", fenced.HighWatermark, hwm, domain.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("fence of %s: %w", w.ref, err)
+	}
+	return nil
+}
+
+// install swaps the staged copy in at hwm with its move marker and lowers
+// the positions that came with it to hwm. Staging is gone afterwards: the
+// next attempt starts it afresh unless a take-off brings it back.
+func (w *worker) install(hwm int64, forced bool) error {
+	marker, err := w.marker(hwm, forced)
 	if err != nil {
 		return err
 	}
 	w.forgetConsumers()
+	w.sess.fresh = true
 	if err := w.r.d.Installer.Install(w.ref, marker); err != nil {
 		return fmt.Errorf("install %s: %w", w.ref, err)
 	}
 	w.forgetConsumers()
-	if err := rearmed(); err != nil {
-		return fmt.Errorf("freeze of %s lapsed before the flip: %w", w.ref, err)
+	if err := w.r.d.Positions.clamp(w.ref, hwm, w.r.d.Log); err != nil {
+		return w.takeOff(fmt.Errorf("install %s: %w", w.ref, err))
 	}
-	w.prog.phase(phaseFlipPending)
-	return w.flip(ctx)
+	w.forgetConsumers()
+	return nil
+}
+
+// takeOff takes an install that must not flip back to staging and
+// answers cause.
+func (w *worker) takeOff(cause error) error {
+	if err := w.r.d.Installer.Uninstall(w.ref); err != nil {
+		return errors.Join(cause, fmt.Errorf("take the copy of %s back to staging: %w", w.ref, err))
+	}
+	w.sess.fresh = false
+	w.forgetConsumers()
+	return cause
 }
 
 // marker is the move.marker of an install at hwm: the fan-out links of
@@ -104,20 +154,29 @@ func (w *worker) forgetConsumers() {
 
 // precopy copies while the source keeps serving, until a pass copies at
 // most convergedLagBytes, or after precopyPassesMax passes, or after
-// precopyStallPassesMax passes that did not shrink.
+// precopyStallPassesMax passes that did not shrink. Each pass reads the
+// side files the previous listing named before it lists again, so the
+// positions staged never pass the boundary of the listing staged with
+// them (internals.md §11.4): the session's force-promote copy.
 func (w *worker) precopy(ctx context.Context) error {
 	prev, stalls := int64(-1), 0
+	side := w.sess.last.Side
 	for range precopyPassesMax {
+		if err := w.cp.side(ctx, side); err != nil {
+			return err
+		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		l, err := w.r.d.Peers.TransferListing(cctx, w.mv.From, w.ref)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("list %s on %s: %w", w.ref, w.mv.From, err)
 		}
+		w.sess.reached = true
 		copied, err := w.cp.segments(ctx, l)
 		if err != nil {
 			return err
 		}
+		w.sess.last, side = l, l.Side
 		if copied <= convergedLagBytes {
 			return nil
 		}
@@ -153,7 +212,7 @@ func (w *worker) final(ctx context.Context, token string, l ports.TransferListin
 			return l, err
 		}
 	}
-	return l, w.cp.side(ctx, l)
+	return l, w.cp.side(ctx, l.Side)
 }
 
 // prepare freezes (token empty) or re-arms the source's freeze and lists.
@@ -199,31 +258,6 @@ func cmpErr(old, err error) error {
 		return old
 	}
 	return err
-}
-
-// flip proposes CompleteMove (internals.md §11.5). A refusal ends the
-// move unless the partition is this node's already; an unknown outcome is
-// read back from the replica until it is known.
-func (w *worker) flip(ctx context.Context) error {
-	env := meta.Envelope{Actor: "node:" + w.r.d.Self, AtMs: w.r.d.Clock.Now().UnixMilli(),
-		Event: &meta.CompleteMove{Topic: w.mv.Topic, TopicID: w.mv.TopicID, Partition: w.mv.Partition, ExpectedOwner: w.mv.From, Target: w.r.d.Self}}
-	applied, err := w.r.d.Store.Propose(ctx, env)
-	if err == nil && applied.Result.OK() {
-		w.r.d.Log.Info("partition moved here", slog.String("topic", w.mv.Topic), slog.Int("partition", int(w.mv.Partition)), slog.String("from", w.mv.From))
-		return nil
-	}
-	row, ok, rerr := w.r.d.Store.Assignment(w.mv.Topic, w.mv.Partition)
-	switch {
-	case rerr != nil:
-		return fmt.Errorf("flip of %s: %w; read back: %w", w.ref, errors.Join(err, applied.Result.Err()), rerr)
-	case ok && row.Owner == w.r.d.Self:
-		return nil
-	case ok && row.Owner == w.mv.From && row.Target == w.r.d.Self && err != nil:
-		return fmt.Errorf("flip of %s, outcome unknown: %w", w.ref, err) // retried: a new attempt re-freezes
-	}
-	w.r.d.Log.Warn("a partition move ended without its flip", slog.String("topic", w.mv.Topic),
-		slog.Int("partition", int(w.mv.Partition)), slog.String("owner", row.Owner), slog.String("target", row.Target))
-	return errMoveEnded
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
