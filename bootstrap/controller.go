@@ -44,12 +44,7 @@ func newMoveRunner(s *metastore.Store, peers *quicpeer.Peers, logs *segmentlog.S
 // two minutes).
 func registerMovesBlocked(m *telemetry.Metrics, r *moves.Runner, s ports.MetadataStore) {
 	m.MovesBlockedGauge(func() map[string]int {
-		counts := map[string]int{}
-		for _, rep := range r.Reports() {
-			if rep.Blocked != "" {
-				counts[rep.Blocked]++
-			}
-		}
+		counts := r.BlockedCounts()
 		if s.IsLeader() {
 			counts["target_dead"] = deadTargets(s)
 		}

@@ -35,9 +35,9 @@ type MoveReport struct {
 	Attempts    int
 	LastError   string
 	CopiedBytes int64
-	// Blocked names why the move cannot finish on its own
-	// (narad_moves_blocked: source_dead, source_dead_copy_behind,
-	// copy_unverifiable); empty while it can.
+	// Blocked names why the worker cannot finish the move on its own
+	// once its source is dead (copy_unverifiable, source_dead_copy_behind;
+	// Phase is then "blocked"); empty while it can.
 	Blocked string
 }
 

@@ -97,12 +97,13 @@ type moveWorkerJSON struct {
 	Attempts    int    `json:"attempts"`
 	LastError   string `json:"last_error,omitempty"`
 	CopiedBytes int64  `json:"copied_bytes"`
+	Blocked     string `json:"blocked,omitempty"`
 }
 
 func moveWorkerOf(m ports.MoveReport) moveWorkerJSON {
 	return moveWorkerJSON{Topic: m.Topic, Partition: m.Partition, Source: m.Source, Target: m.Target,
 		StartedAt: m.StartedAt.UTC().Format(time.RFC3339), Phase: m.Phase, Attempts: m.Attempts,
-		LastError: m.LastError, CopiedBytes: m.CopiedBytes}
+		LastError: m.LastError, CopiedBytes: m.CopiedBytes, Blocked: m.Blocked}
 }
 
 type quarantineJSON struct {

@@ -40,6 +40,7 @@ type moveBody struct {
 	Attempts    int       `json:"attempts"`
 	LastError   string    `json:"last_error,omitempty"`
 	CopiedBytes int64     `json:"copied_bytes"`
+	Blocked     string    `json:"blocked,omitempty"`
 }
 
 type quarantineBody struct {
@@ -85,7 +86,7 @@ func decodeNodeStatus(body []byte) (ports.NodeStatus, error) {
 	moves := make([]ports.MoveReport, len(b.Moves))
 	for i, m := range b.Moves {
 		moves[i] = ports.MoveReport{Topic: m.Topic, Partition: m.Partition, Source: m.Source, Target: m.Target,
-			StartedAt: m.StartedAt, Phase: m.Phase, Attempts: m.Attempts, LastError: m.LastError, CopiedBytes: m.CopiedBytes}
+			StartedAt: m.StartedAt, Phase: m.Phase, Attempts: m.Attempts, LastError: m.LastError, CopiedBytes: m.CopiedBytes, Blocked: m.Blocked}
 	}
 	return ports.NodeStatus{Node: b.Node, Draining: b.Draining, ProduceInFlight: b.ProduceInFlight, Moves: moves,
 		DispatchBacklog: b.DispatchBacklog, Quarantine: ports.QuarantineInventory{Copies: q.Copies, Bytes: q.Bytes, List: q.List}}, nil
@@ -99,7 +100,7 @@ func encodeNodeStatus(st ports.NodeStatus) []byte {
 	moves := make([]moveBody, len(st.Moves))
 	for i, m := range st.Moves {
 		moves[i] = moveBody{Topic: m.Topic, Partition: m.Partition, Source: m.Source, Target: m.Target,
-			StartedAt: m.StartedAt, Phase: m.Phase, Attempts: m.Attempts, LastError: m.LastError, CopiedBytes: m.CopiedBytes}
+			StartedAt: m.StartedAt, Phase: m.Phase, Attempts: m.Attempts, LastError: m.LastError, CopiedBytes: m.CopiedBytes, Blocked: m.Blocked}
 	}
 	b, _ := json.Marshal(nodeStatusBody{Node: st.Node, Draining: st.Draining, ProduceInFlight: st.ProduceInFlight,
 		DispatchBacklog: st.DispatchBacklog, Moves: moves,

@@ -137,10 +137,8 @@ func waitBlocked(t *testing.T, r *moves.Runner, reason string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		for _, rep := range r.Reports() {
-			if rep.Blocked == reason {
-				return
-			}
+		if r.BlockedCounts()[reason] > 0 {
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no move reported blocked by %s: %+v", reason, r.Reports())
@@ -166,5 +164,26 @@ func propose(t *testing.T, s *fake.MetaStore, evs ...meta.Event) {
 		if a, err := s.Propose(context.Background(), meta.Envelope{AtMs: 1_700_000_000_000, Event: ev}); err != nil || !a.Result.OK() {
 			t.Fatalf("%T: %+v, %v", ev, a, err)
 		}
+	}
+}
+
+// Ensure that a move whose source died before the destination ever
+// reached it cannot be force-promoted: it waits as source_dead, then
+// reports its worker blocked (source_dead_copy_behind) and never flips.
+func TestForcePromoteNeedsAWholeCopy(t *testing.T) {
+	t.Parallel()
+	s, src, inst, _ := moveFixture(t, nil)
+	propose(t, s, &meta.MemberJoin{ID: "n1", Addr: "127.0.0.1:1", ClusterAddr: "127.0.0.1:2"}, &meta.MemberDead{ID: "n1"})
+	src.SetDown(true)
+	clock := &settableClock{now: time.UnixMilli(1_700_000_000_000).Add(moves.ForcePromoteAfter + time.Second)}
+	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: src, Installer: inst, Clock: clock,
+		Log: slog.New(slog.DiscardHandler), Self: "n2"})
+	run(t, r)
+	waitBlocked(t, r, "source_dead_copy_behind")
+	if reps := r.Reports(); len(reps) != 1 || reps[0].Phase != "blocked" || reps[0].Blocked != "source_dead_copy_behind" {
+		t.Fatalf("reports %+v", reps)
+	}
+	if row, _, _ := s.Assignment("t", 0); row.Owner != "n1" {
+		t.Fatalf("flipped without a copy: %+v", row)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/narad/narad/domain/meta"
@@ -16,6 +17,7 @@ const (
 	phaseFrozen           = "frozen"
 	phaseFlipPending      = "flip_pending"
 	phaseWaitingForSource = "waiting_for_source"
+	phaseBlocked          = "blocked"
 )
 
 // lastErrorMaxBytes bounds the last error a report repeats.
@@ -25,6 +27,9 @@ const lastErrorMaxBytes = 256
 type progress struct {
 	mu sync.Mutex
 	r  ports.MoveReport
+	// sourceDead is set while the last failed attempt found the source
+	// dead (narad_moves_blocked source_dead).
+	sourceDead atomic.Bool
 }
 
 func (p *progress) set(f func(r *ports.MoveReport)) {
@@ -37,14 +42,19 @@ func (p *progress) phase(ph string) { p.set(func(r *ports.MoveReport) { r.Phase 
 
 func (p *progress) copied(n int64) { p.set(func(r *ports.MoveReport) { r.CopiedBytes += n }) }
 
-func (p *progress) failed(attempt int, err error) {
+// failed records a failed attempt: waiting for the source, or blocked
+// for the reason given.
+func (p *progress) failed(attempt int, err error, blocked string) {
 	msg := err.Error()
 	if len(msg) > lastErrorMaxBytes {
 		msg = msg[:lastErrorMaxBytes]
 	}
 	p.set(func(r *ports.MoveReport) {
 		r.Attempts, r.LastError = attempt, strings.ToValidUTF8(msg, "?")
-		r.Phase = phaseWaitingForSource
+		r.Phase, r.Blocked = phaseWaitingForSource, blocked
+		if blocked != "" {
+			r.Phase = phaseBlocked
+		}
 	})
 }
 

@@ -184,45 +184,67 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 			r.ended(mv)
 			return
 		}
-		prog.set(func(rep *ports.MoveReport) { rep.Attempts, rep.Phase, rep.Blocked = attempt, phaseCopying, "" })
+		prog.set(func(rep *ports.MoveReport) { rep.Attempts, rep.Phase = attempt, phaseCopying })
 		w := r.newWorker(mv, prog, sess)
 		err := w.run(ctx)
 		if err == nil {
 			outcome = outcomeCompleted
 			return
 		}
-		if dead := r.sourceDeadFor(mv.From); dead > 0 {
-			prog.set(func(rep *ports.MoveReport) { rep.Phase, rep.Blocked = phaseWaitingForSource, blockedSourceDead })
-			if dead >= ForcePromoteAfter && ctx.Err() == nil {
-				if err = w.forcePromote(ctx); err == nil {
-					outcome = outcomeForcePromoted
-					return
-				}
-				r.noteBlocked(prog, sess, err)
+		dead := r.sourceDeadFor(mv.From)
+		prog.sourceDead.Store(dead > 0)
+		if dead >= ForcePromoteAfter && ctx.Err() == nil {
+			if err = w.forcePromote(ctx); err == nil {
+				outcome = outcomeForcePromoted
+				return
 			}
+		}
+		blocked := ""
+		if dead >= ForcePromoteAfter {
+			blocked = blockedReason(sess, err)
 		}
 		level := slog.LevelDebug
 		if attempt == 1 || attempt%attemptLogEvery == 0 {
 			level = slog.LevelWarn
 		}
 		log.Log(ctx, level, "partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))
-		prog.failed(attempt, err)
+		prog.failed(attempt, err, blocked)
 		if sleep(ctx, retryBackoff) != nil {
 			return
 		}
 	}
 }
 
-// noteBlocked records why a force-promote could not run.
-func (r *Runner) noteBlocked(prog *progress, sess *session, err error) {
-	reason := blockedCopyUnverifiable
-	switch {
-	case !sess.reached:
-		reason = blockedSourceDead
-	case errors.Is(err, errCopyBehind):
-		reason = blockedSourceDeadCopyBehind
+// blockedReason says why a force-promote could not run: the session never
+// staged a whole listing of the source, or staging does not hold it.
+func blockedReason(sess *session, err error) string {
+	if !sess.reached || errors.Is(err, errCopyBehind) {
+		return blockedSourceDeadCopyBehind
 	}
-	prog.set(func(rep *ports.MoveReport) { rep.Blocked = reason })
+	return blockedCopyUnverifiable
+}
+
+// BlockedCounts counts the moves this node runs as destination that cannot
+// finish on their own, by narad_moves_blocked reason: source_dead while
+// the source is dead and the worker waits for it or for the force-promote
+// delay, the worker's own reason once it is blocked.
+func (r *Runner) BlockedCounts() map[string]int {
+	r.mu.Lock()
+	ps := make([]*progress, 0, len(r.reports))
+	for _, p := range r.reports {
+		ps = append(ps, p)
+	}
+	r.mu.Unlock()
+	out := map[string]int{}
+	for _, p := range ps {
+		switch rep := p.report(); {
+		case rep.Blocked != "":
+			out[rep.Blocked]++
+		case p.sourceDead.Load():
+			out[blockedSourceDead]++
+		}
+	}
+	return out
 }
 
 // ended cleans up after a move that stopped targeting this node without
