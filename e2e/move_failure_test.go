@@ -106,3 +106,85 @@ func TestMoveDestinationKilledLeavesTheSource(t *testing.T) {
 		t.Fatalf("lost %d (e.g. %v); %d mismatched", len(lost), first(lost), len(l.mismatch))
 	}
 }
+
+// TestMoveAbortedMidCopy grows the cluster and aborts the moves to the new
+// node as they start (api.md §2.17 abort): an aborted move leaves its
+// partition with its source, the destination drops its staging, the
+// leader plans again, the cluster settles balanced with every former
+// owner's copy reclaimed, and every accepted message is consumed.
+func TestMoveAbortedMidCopy(t *testing.T) {
+	nodes, clients, l, _ := moveCluster(t, 51)
+	ctx := context.Background()
+	aborted := 0
+	deadline := time.Now().Add(scaleJoinTimeout)
+	for aborted < 2 && time.Now().Before(deadline) {
+		mvs, err := clients[0].Moves(ctx, false)
+		if err != nil || len(mvs) == 0 {
+			time.Sleep(20 * time.Millisecond) // polling for the next move, bounded by the deadline
+			continue
+		}
+		mv := mvs[0]
+		if _, err := clients[1].AbortMove(ctx, mv.Topic, mv.Partition, mv.To); err != nil {
+			t.Logf("abort of %s/%d: %v (it may have flipped first)", mv.Topic, mv.Partition, err)
+			continue
+		}
+		aborted++
+		tp, err := clients[0].Topic(ctx, mv.Topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner := tp.PartitionStats[mv.Partition].OwnerNode; owner != mv.From {
+			t.Fatalf("aborted %s/%d is owned by %s, want its source %s", mv.Topic, mv.Partition, owner, mv.From)
+		}
+		t.Logf("aborted the move of %s/%d from %s to %s", mv.Topic, mv.Partition, mv.From, mv.To)
+	}
+	if aborted == 0 {
+		t.Fatal("no move could be aborted while it ran")
+	}
+	scaleWaitBalanced(t, clients[3], 2, 2)
+	scaleDrain(t, "big", l, clients)
+	lost, dups := l.report()
+	t.Logf("%d accepted, %d lost, %d duplicates", len(l.accepted), len(lost), dups)
+	if len(lost) > 0 || len(l.mismatch) > 0 {
+		t.Fatalf("lost %d (e.g. %v); %d mismatched", len(lost), first(lost), len(l.mismatch))
+	}
+	waitDisksMatchOwners(t, clients[0], "big", nodes)
+}
+
+// TestMoveSurvivesTheLeaderKilled kills -9 the metadata leader while the
+// moves to a new node run, so flips in flight lose their answer or their
+// leader (internals.md §11.5), then starts it again: every move resolves
+// (flipped or planned again), the cluster settles balanced, and every
+// accepted message is consumed.
+func TestMoveSurvivesTheLeaderKilled(t *testing.T) {
+	nodes, clients, l, _ := moveCluster(t, 61)
+	ctx := context.Background()
+	var leader *node
+	ms, err := clients[3].Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Leader {
+			for i, n := range nodes {
+				if fmt.Sprintf("n%d", i+1) == m.ID {
+					leader = n
+				}
+			}
+		}
+	}
+	if leader == nil || leader == nodes[3] {
+		t.Fatalf("leader among %+v: want one of the first three", ms)
+	}
+	leader.kill9()
+	t.Log("killed the metadata leader while moves run")
+	leader.restart()
+	scaleWaitBalanced(t, clients[3], 2, 2)
+	scaleDrain(t, "big", l, clients)
+	lost, dups := l.report()
+	t.Logf("%d accepted, %d lost, %d duplicates", len(l.accepted), len(lost), dups)
+	if len(lost) > 0 || len(l.mismatch) > 0 {
+		t.Fatalf("lost %d (e.g. %v); %d mismatched", len(lost), first(lost), len(l.mismatch))
+	}
+	waitDisksMatchOwners(t, clients[0], "big", nodes)
+}

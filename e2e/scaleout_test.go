@@ -320,6 +320,8 @@ func TestScaleOutThreeToFive(t *testing.T) {
 			t.Errorf("%s: lost %d (e.g. %v); %d mismatched (e.g. %v)", name, len(lost), first(lost), len(led.mismatch), first(led.mismatch))
 		}
 	}
+	// Each former owner's stale-copy sweep reclaims the copy it kept.
+	waitDisksMatchOwners(t, clients[0], "before", nodes)
 	t.Logf("during the scale-out: %d produces got 202, %d failed", traffic.produced.Load(), traffic.failed.Load())
 	if traffic.produced.Load() == 0 {
 		t.Fatal("no traffic flowed while the cluster grew")
