@@ -24,6 +24,7 @@ type dockerCluster struct {
 	image   string
 	network string
 	nodes   []*dockerNode
+	initial int // the first initial nodes bootstrap the cluster
 }
 
 // dockerNode is one container. Its client port is published on a fixed
@@ -33,6 +34,7 @@ type dockerNode struct {
 	container string
 	port      int
 	url       string
+	started   bool
 }
 
 // needDocker skips the test, saying why, when no Docker engine answers.
@@ -67,36 +69,61 @@ func dockerOut(args ...string) (string, error) {
 // image, dumping the nodes' logs when the test failed.
 func startDockerCluster(t *testing.T, n int) *dockerCluster {
 	t.Helper()
-	needDocker(t)
-	c := &dockerCluster{t: t, prefix: fmt.Sprintf("narad-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)}
-	c.buildImage()
-	c.network = c.prefix
-	c.docker("network", "create", c.network)
-	t.Cleanup(c.remove)
-	peers := make([]string, n)
-	for i := range n {
-		port := freePorts(t)
-		c.nodes = append(c.nodes, &dockerNode{id: fmt.Sprintf("n%d", i+1), container: fmt.Sprintf("%s-n%d", c.prefix, i+1),
-			port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port)})
-		peers[i] = fmt.Sprintf("n%d@%s:7943", i+1, c.nodes[i].container)
-	}
+	c := newDockerCluster(t, n, n)
 	for _, nd := range c.nodes {
-		c.docker("run", "-d", "--name", nd.container, "--hostname", nd.container, "--network", c.network,
-			"-p", fmt.Sprintf("127.0.0.1:%d:7942", nd.port),
-			"-e", "NARAD_NODE_ID="+nd.id,
-			"-e", "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
-			"-e", "NARAD_CLUSTER_SECRET="+clusterSecret,
-			"-e", "NARAD_SECURITY_ENABLED=false",
-			"-e", "NARAD_SECURITY_ALLOW_INSECURE_CLUSTER=true",
-			"-e", "NARAD_HTTP_ADDR=:7942",
-			"-e", "NARAD_CLUSTER_ADDR=:7943",
-			"-e", "NARAD_LOG_LEVEL=warn",
-			c.image, "serve")
+		c.run(nd)
 	}
 	for _, nd := range c.nodes {
 		c.waitReady(nd)
 	}
 	return c
+}
+
+// newDockerCluster builds the image and creates the network for total
+// nodes, the first initial of which bootstrap the Raft cluster together;
+// the others join when run. Nothing is started.
+func newDockerCluster(t *testing.T, total, initial int) *dockerCluster {
+	t.Helper()
+	needDocker(t)
+	c := &dockerCluster{t: t, prefix: fmt.Sprintf("narad-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000), initial: initial}
+	c.buildImage()
+	c.network = c.prefix
+	c.docker("network", "create", c.network)
+	t.Cleanup(c.remove)
+	for i := range total {
+		port := freePorts(t)
+		c.nodes = append(c.nodes, &dockerNode{id: fmt.Sprintf("n%d", i+1), container: fmt.Sprintf("%s-n%d", c.prefix, i+1),
+			port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port)})
+	}
+	return c
+}
+
+// run starts nd's container. A node of the bootstrap set knows that set;
+// a later one knows it and itself, and joins.
+func (c *dockerCluster) run(nd *dockerNode) {
+	c.t.Helper()
+	var peers, initial []string
+	for i, other := range c.nodes {
+		if i < c.initial || other == nd {
+			peers = append(peers, fmt.Sprintf("%s@%s:7943", other.id, other.container))
+		}
+		if i < c.initial {
+			initial = append(initial, other.id)
+		}
+	}
+	c.docker("run", "-d", "--name", nd.container, "--hostname", nd.container, "--network", c.network,
+		"-p", fmt.Sprintf("127.0.0.1:%d:7942", nd.port),
+		"-e", "NARAD_NODE_ID="+nd.id,
+		"-e", "NARAD_CLUSTER_PEERS="+strings.Join(peers, ","),
+		"-e", "NARAD_CLUSTER_INITIAL_MEMBERS="+strings.Join(initial, ","),
+		"-e", "NARAD_CLUSTER_SECRET="+clusterSecret,
+		"-e", "NARAD_SECURITY_ENABLED=false",
+		"-e", "NARAD_SECURITY_ALLOW_INSECURE_CLUSTER=true",
+		"-e", "NARAD_HTTP_ADDR=:7942",
+		"-e", "NARAD_CLUSTER_ADDR=:7943",
+		"-e", "NARAD_LOG_LEVEL=warn",
+		c.image, "serve")
+	nd.started = true
 }
 
 // buildImage builds the repository's image (../Dockerfile, FROM scratch,
@@ -172,6 +199,9 @@ func (c *dockerCluster) asNodes() []*node {
 
 func (c *dockerCluster) remove() {
 	for _, nd := range c.nodes {
+		if !nd.started {
+			continue
+		}
 		if c.t.Failed() {
 			out, _ := dockerOut("logs", "--tail", "60", nd.container)
 			c.t.Logf("container %s logs:\n%s", nd.container, out)
