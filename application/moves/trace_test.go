@@ -146,7 +146,9 @@ func TestMoveTraceGolden(t *testing.T) {
 			var once sync.Once
 			src.OnFreeze = func(src *fake.TransferSource) {
 				if src.Freezes() >= 3 {
-					once.Do(func() { commit(t, s.MetaStore, &meta.AbortMove{Topic: "t", TopicID: topicID, Partition: 0, ExpectedTarget: "n2"}) })
+					once.Do(func() {
+						commit(t, s.MetaStore, &meta.AbortMove{Topic: "t", TopicID: topicID, Partition: 0, ExpectedTarget: "n2"})
+					})
 				}
 			}
 		}},
