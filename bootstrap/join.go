@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -9,6 +10,7 @@ import (
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/metastore"
 	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/application/moves"
 	"github.com/narad/narad/bootstrap/config"
@@ -41,8 +43,53 @@ var joinModule = fx.Module("join",
 		func(s *metastore.Store, c ports.Clock) httpapi.MoveAborter { return moves.NewAborter(s, c) },
 		asRoutes(httpapi.ClusterAdminRoutes),
 	),
-	fx.Invoke(runJoiner),
+	fx.Invoke(runJoiner, registerDecommissionBlocked),
 )
+
+// decommissionGaugeTimeout bounds the Raft configuration read of one
+// scrape of narad_decommission_blocked.
+const decommissionGaugeTimeout = 2 * time.Second
+
+// registerDecommissionBlocked exports narad_decommission_blocked on the
+// leader: what keeps each draining member in the cluster, read from the
+// leader's replica and Raft configuration (the reasons that need a
+// member's own status are in members ?detail=true).
+func registerDecommissionBlocked(m *telemetry.Metrics, s *metastore.Store, c ports.Clock) {
+	roster := membership.NewRoster(s, c)
+	m.DecommissionBlockedGauge(func() []telemetry.DecommissionBlock {
+		if !s.IsLeader() || !anyDraining(s) {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), decommissionGaugeTimeout)
+		defer cancel()
+		views, err := roster.List(ctx)
+		if err != nil {
+			return nil
+		}
+		var out []telemetry.DecommissionBlock
+		for _, v := range views {
+			for _, r := range v.DecommissionBlocked {
+				out = append(out, telemetry.DecommissionBlock{Node: v.ID, Reason: r.Code})
+			}
+		}
+		return out
+	})
+}
+
+// anyDraining reports whether a member is draining (the gauge's cheap
+// first look).
+func anyDraining(s *metastore.Store) bool {
+	members, err := s.Members()
+	if err != nil {
+		return false
+	}
+	for _, mb := range members {
+		if mb.Draining {
+			return true
+		}
+	}
+	return false
+}
 
 // Admission says whether this node belongs to a Raft configuration yet
 // (false only while a join-only node waits to be added).

@@ -78,3 +78,36 @@ func (c *movesBlockedCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[reason]), reason)
 	}
 }
+
+// DecommissionBlock is one reason a draining node cannot leave yet.
+type DecommissionBlock struct {
+	Node, Reason string
+}
+
+// decommissionBlockedCollector exports narad_decommission_blocked from the
+// blockers read at scrape time.
+type decommissionBlockedCollector struct {
+	sample func() []DecommissionBlock
+	desc   *prometheus.Desc
+}
+
+// DecommissionBlockedGauge registers narad_decommission_blocked{node,
+// reason}: 1 for each reason that keeps a draining node in the cluster,
+// as the leader sees it (sample answers nothing on other nodes).
+func (m *Metrics) DecommissionBlockedGauge(sample func() []DecommissionBlock) {
+	m.Registry.MustRegister(&decommissionBlockedCollector{sample: sample,
+		desc: prometheus.NewDesc("narad_decommission_blocked", "1 for each reason a draining node cannot leave yet (leader only).",
+			[]string{"node", "reason"}, nil)})
+}
+
+func (c *decommissionBlockedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *decommissionBlockedCollector) Collect(ch chan<- prometheus.Metric) {
+	seen := map[DecommissionBlock]bool{}
+	for _, b := range c.sample() {
+		if !seen[b] {
+			seen[b] = true
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, b.Node, b.Reason)
+		}
+	}
+}

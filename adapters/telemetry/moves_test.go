@@ -59,3 +59,24 @@ narad_moves_blocked{reason="target_dead"} 1
 		t.Fatal(err)
 	}
 }
+
+// ensure that narad_decommission_blocked exports one series per draining
+// node and reason, once, and none when nothing blocks.
+func TestDecommissionBlockedSeries(t *testing.T) {
+	m := NewMetrics()
+	blocks := []DecommissionBlock{{"n4", "move_target"}, {"n4", "dispatch_backlog"}, {"n4", "move_target"}}
+	m.DecommissionBlockedGauge(func() []DecommissionBlock { return blocks })
+	want := `
+# HELP narad_decommission_blocked 1 for each reason a draining node cannot leave yet (leader only).
+# TYPE narad_decommission_blocked gauge
+narad_decommission_blocked{node="n4",reason="dispatch_backlog"} 1
+narad_decommission_blocked{node="n4",reason="move_target"} 1
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_decommission_blocked"); err != nil {
+		t.Fatal(err)
+	}
+	blocks = nil
+	if n := testutil.CollectAndCount(m.Registry, "narad_decommission_blocked"); n != 0 {
+		t.Fatalf("%d series with nothing blocked", n)
+	}
+}
