@@ -187,3 +187,20 @@ func TestForcePromoteNeedsAWholeCopy(t *testing.T) {
 		t.Fatalf("flipped without a copy: %+v", row)
 	}
 }
+
+// Ensure that a move whose topic was deleted while it copied never
+// installs: the install would stamp the directory with a dead incarnation.
+func TestNoInstallForADeletedTopic(t *testing.T) {
+	t.Parallel()
+	obs := &countingObserver{}
+	s, src, inst, r := moveFixture(t, obs)
+	var once sync.Once
+	src.OnFreeze = func(*fake.TransferSource) {
+		once.Do(func() { commit(t, s, &meta.DeleteTopic{Name: "t"}) })
+	}
+	run(t, r)
+	waitEnded(t, obs, 1)
+	if _, ok := inst.Installed(ref0); ok || inst.Uninstalls() > 0 {
+		t.Fatalf("a copy of a deleted topic was installed (still installed: %v)", ok)
+	}
+}

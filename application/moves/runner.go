@@ -23,6 +23,8 @@ type RunnerStore interface {
 	// only when the assignments moved.
 	Versions() meta.Versions
 	Assignment(topic string, partition int32) (a meta.Assignment, ok bool, err error)
+	// Topic reads the topic a move belongs to (its live incarnation).
+	Topic(name string) (meta.Topic, bool, error)
 	// Links are every fan-out link: an install names its topic's in the
 	// move.marker.
 	Links() ([]meta.Link, error)

@@ -12,6 +12,10 @@ import (
 	"github.com/narad/narad/ports"
 )
 
+// errMoveGone: the move's topic incarnation is gone; the next attempt
+// finds the move no longer targeted and ends it.
+var errMoveGone = errors.New("moves: the move's topic incarnation is gone")
+
 // worker brings one inbound move to its flip (internals.md §11.3):
 // pre-copy while the source serves, freeze, copy until two quiet passes,
 // install, fence, flip.
@@ -100,6 +104,11 @@ func (w *worker) fence(ctx context.Context, token string, hwm int64) error {
 // the positions that came with it to hwm. Staging is gone afterwards: the
 // next attempt starts it afresh unless a take-off brings it back.
 func (w *worker) install(hwm int64, forced bool) error {
+	// An install stamps the topic directory with the move's incarnation:
+	// never one the topic was deleted and created again past.
+	if t, ok, err := w.r.d.Store.Topic(w.mv.Topic); err != nil || !ok || (w.mv.TopicID != "" && t.ID != w.mv.TopicID) {
+		return fmt.Errorf("install %s: the topic is no longer incarnation %s (%v): %w", w.ref, w.mv.TopicID, err, errMoveGone)
+	}
 	marker, err := w.marker(hwm, forced)
 	if err != nil {
 		return err
