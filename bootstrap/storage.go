@@ -24,6 +24,7 @@ var storageModule = fx.Module("storage",
 		fx.Annotate(func(w *wal.WAL) ports.IngressWAL { return w }),
 		newPartitionLogs,
 		fx.Annotate(func(s *segmentlog.Store) ports.PartitionLogs { return s }),
+		func(s *segmentlog.Store) ports.MoveMarkers { return s },
 	),
 )
 

@@ -132,3 +132,11 @@ type StaleCopies interface {
 	// callers confirm with the Raft leader first.
 	DropStaleCopy(ref domain.PartitionRef, reclaim bool, guard int64) (deleted bool, err error)
 }
+
+// MoveMarkers reads the move.marker an install left beside a partition.
+// Safe for concurrent use.
+type MoveMarkers interface {
+	// MoveMarker returns ref's marker; ok is false when no move installed
+	// the partition here.
+	MoveMarker(ref domain.PartitionRef) (m MoveMarker, ok bool, err error)
+}

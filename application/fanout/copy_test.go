@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
 )
 
 // Conformance 79: records produced to the parent before the attach never
@@ -115,6 +116,21 @@ func TestStartPoints(t *testing.T) {
 		})
 		e.produce(t, "orders", 0, "new-1")
 		eventually(t, "the new record", func() bool { return equal(e.records(t, "audit", 0), "new-1") })
+	})
+	t.Run("oldest_when_moved_here_with_the_link", func(t *testing.T) {
+		// internals.md §11.4: the partition moved here while the link
+		// existed (its move.marker names it) but no cursor file came
+		// along: replay what is retained, never skip to the tail.
+		t.Parallel()
+		e := newEnv(t)
+		e.topic(t, "orders", 1, 1)
+		e.topic(t, "audit", 2, 1)
+		e.produce(t, "orders", 0, "old-1", "old-2")
+		e.attach(t, "orders", "audit", topicID(90), 0)
+		e.markers = markers{e.ref(t, "orders", 0): {PromotedHighWatermark: 2,
+			Links: []ports.MarkerLink{{Child: "audit", Epoch: topicID(90)}}}}
+		e.start(t)
+		eventually(t, "the retained records", func() bool { return equal(e.records(t, "audit", 0), "old-1", "old-2") })
 	})
 	t.Run("partition_added_after_attach", func(t *testing.T) {
 		t.Parallel()

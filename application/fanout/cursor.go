@@ -158,7 +158,9 @@ func (c *cursor) begin() (int64, error) {
 }
 
 // attachPoint is the §6.3 start: attach_offsets[p], 0 for a partition
-// added after the attach, the live tail for a link without offsets.
+// added after the attach, the live tail for a link without offsets (the
+// oldest retained offset when a move brought the partition here while the
+// link existed).
 func (c *cursor) attachPoint() (int64, error) {
 	if len(c.attachOffsets) > 0 {
 		if int(c.key.partition) < len(c.attachOffsets) {
@@ -170,7 +172,28 @@ func (c *cursor) attachPoint() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("fanout: tail of %s: %w", c.ref, err)
 	}
+	if moved, err := c.movedWithLink(); err != nil {
+		return 0, err
+	} else if moved {
+		// The link existed when a move installed this partition here: its
+		// cursor file should have come along; without it, replay what is
+		// retained rather than skip to the tail (internals.md §11.4).
+		return b.Oldest, nil
+	}
 	return b.HighWatermark, nil
+}
+
+// movedWithLink reports whether the partition's move.marker names this
+// cursor's link at its epoch.
+func (c *cursor) movedWithLink() (bool, error) {
+	if c.e.d.Markers == nil {
+		return false, nil
+	}
+	m, ok, err := c.e.d.Markers.MoveMarker(c.ref)
+	if err != nil {
+		return false, fmt.Errorf("fanout: move marker of %s: %w", c.ref, err)
+	}
+	return ok && m.Has(c.key.child, c.epoch), nil
 }
 
 // partitionCounts are the two sizes re-keying needs.

@@ -75,6 +75,10 @@ type Deps struct {
 	Metrics   Metrics
 	Log       *slog.Logger
 	Self      string
+	// Markers reads the move.marker of a partition that moved here (a
+	// link without attach offsets whose cursor file did not come along
+	// starts at the oldest retained offset, not the tail); nil reads none.
+	Markers ports.MoveMarkers
 }
 
 // Options tune the engine; zero values take the spec's constants. Tests

@@ -38,6 +38,7 @@ type env struct {
 	logged  *recLog
 	local   *produce.Committer
 	opts    fanout.Options
+	markers markers
 
 	engine *fanout.Engine
 	stop   func()
@@ -92,7 +93,7 @@ func (e *env) build() *fanout.Engine {
 	return fanout.New(fanout.Deps{
 		Store: e.store, Logs: e.reads, Cursors: e.cursors, Local: e.local, Peers: e.peers,
 		Latch: leaderconfirm.NewLatch(e.store), Confirmer: leaderconfirm.New(e.store), Clock: e.clock,
-		Metrics: e.metrics, Log: slog.New(e.logged), Self: self,
+		Metrics: e.metrics, Log: slog.New(e.logged), Self: self, Markers: e.markers,
 	}, e.opts)
 }
 
@@ -345,4 +346,13 @@ func (l *recLog) times(msg string) int {
 		}
 	}
 	return n
+}
+
+// markers are the move.marker files of the partitions that moved here, by
+// partition reference.
+type markers map[domain.PartitionRef]ports.MoveMarker
+
+func (m markers) MoveMarker(ref domain.PartitionRef) (ports.MoveMarker, bool, error) {
+	mk, ok := m[ref]
+	return mk, ok, nil
 }
