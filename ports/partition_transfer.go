@@ -131,6 +131,9 @@ type StaleCopies interface {
 	// deleted) otherwise; it answers whether it deleted. Destructive:
 	// callers confirm with the Raft leader first.
 	DropStaleCopy(ref domain.PartitionRef, reclaim bool, guard int64) (deleted bool, err error)
+	// StagedPartitions lists the partitions with a move's staging here
+	// (topic and partition only: staging carries no incarnation).
+	StagedPartitions() ([]domain.PartitionRef, error)
 }
 
 // MoveMarkers reads the move.marker an install left beside a partition.

@@ -244,11 +244,16 @@ func (i *Installer) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 	return nil
 }
 
-// StagingRemove drops ref's staging.
+// StagingRemove drops the staging of ref's topic and partition (staging
+// carries no incarnation: ref's may be empty).
 func (i *Installer) StagingRemove(ref domain.PartitionRef) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	delete(i.staged, ref)
+	for staged := range i.staged {
+		if staged.Topic == ref.Topic && staged.Partition == ref.Partition {
+			delete(i.staged, staged)
+		}
+	}
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package segmentlog
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -134,4 +136,29 @@ func (s *Store) setAsideLocked(sl *slot) (string, error) {
 		return "", fmt.Errorf("segmentlog: set aside %s: %w", sl.dir, err)
 	}
 	return aside, nil
+}
+
+// StagedPartitions lists the partitions with a staging directory under
+// .moves/ ("<topic>-<partition>"); names that are not one are skipped.
+func (s *Store) StagedPartitions() ([]domain.PartitionRef, error) {
+	names, err := s.opts.FS.List(filepath.Join(s.opts.DataDir, movesDirName))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("segmentlog: list staging: %w", err)
+	}
+	var out []domain.PartitionRef
+	for _, n := range names {
+		i := strings.LastIndexByte(n, '-')
+		if i <= 0 {
+			continue
+		}
+		p, err := strconv.ParseInt(n[i+1:], 10, 32)
+		if err != nil || p < 0 || domain.ValidateTopicName(n[:i]) != nil {
+			continue
+		}
+		out = append(out, domain.PartitionRef{Topic: n[:i], Partition: int32(p)})
+	}
+	return out, nil
 }

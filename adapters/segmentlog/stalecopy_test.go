@@ -2,6 +2,7 @@ package segmentlog
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/narad/narad/adapters/vfs"
@@ -107,4 +108,34 @@ func TestUninstallReturnsTheCopyToStaging(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRange(t, dst, ref, 0, recs)
+}
+
+// Ensure that the staging directories are listed by topic and partition,
+// topic names with dashes included, and other names skipped.
+func TestStagedPartitions(t *testing.T) {
+	fsys := vfs.NewMem()
+	s := mustOpen(t, testOptions(fsys, newFakeClock()))
+	defer func() { _ = s.Close() }()
+	if got, err := s.StagedPartitions(); err != nil || len(got) != 0 {
+		t.Fatalf("no staging: %v, %v", got, err)
+	}
+	for _, ref := range []domain.PartitionRef{{Topic: "orders-dr", Partition: 12}, {Topic: "a", Partition: 0}} {
+		if err := s.StagingReset(ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fsys.MkdirAll("/data/.moves/not-a-partition"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.StagedPartitions()
+	slices.SortFunc(got, func(a, b domain.PartitionRef) int { return strings.Compare(a.Topic, b.Topic) })
+	if err != nil || !slices.Equal(got, []domain.PartitionRef{{Topic: "a"}, {Topic: "orders-dr", Partition: 12}}) {
+		t.Fatalf("staged %v, %v", got, err)
+	}
+	if err := s.StagingRemove(got[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.StagedPartitions(); len(got) != 1 {
+		t.Fatalf("after a removal: %v", got)
+	}
 }

@@ -51,6 +51,32 @@ func (r *Runner) sweep(ctx context.Context) {
 		r.sweepOne(ctx, ref)
 		r.release(ref)
 	}
+	r.sweepStaging()
+}
+
+// sweepStaging removes the staging of every move that no longer targets
+// this node and has no worker here (a destination that was down when its
+// move was aborted or planned elsewhere). Staging is a partial copy of a
+// partition its owner still holds: removing it loses nothing.
+func (r *Runner) sweepStaging() {
+	staged, err := r.d.Sweep.Copies.StagedPartitions()
+	if err != nil {
+		r.d.Log.Warn("stale-copy sweep: list staging", slog.Any("error", err))
+		return
+	}
+	for _, ref := range staged {
+		row, ok, err := r.d.Store.Assignment(ref.Topic, ref.Partition)
+		if err != nil || (ok && row.Target == r.d.Self) || !r.claim(ref) {
+			continue
+		}
+		if err := r.d.Installer.StagingRemove(ref); err != nil {
+			r.d.Log.Warn("stale-copy sweep: remove staging", slog.String("topic", ref.Topic), slog.Any("error", err))
+		} else {
+			r.d.Log.Info("stale-copy sweep: removed the staging of a move that ended elsewhere",
+				slog.String("topic", ref.Topic), slog.Int("partition", int(ref.Partition)))
+		}
+		r.release(ref)
+	}
 }
 
 // candidate reads the local replica: the copy is of the live incarnation

@@ -38,6 +38,10 @@ func (c *staleCopies) DropStaleCopy(ref domain.PartitionRef, reclaim bool, guard
 	return reclaim && c.copyOf.HighWatermark <= guard, nil
 }
 
+func (c *staleCopies) StagedPartitions() ([]domain.PartitionRef, error) {
+	return []domain.PartitionRef{{Topic: ref0.Topic, Partition: ref0.Partition}}, nil
+}
+
 func (c *staleCopies) TransferListing(domain.PartitionRef) (ports.TransferListing, error) {
 	return c.copyOf, nil
 }
@@ -54,7 +58,7 @@ func (c *staleCopies) drops() []string {
 
 // sweepFixture: t/0 moved from this node (n2) to n1, which now lists
 // owner; n2 still holds local.
-func sweepFixture(t *testing.T, owner *fake.TransferSource, local ports.TransferListing, target string) (*moves.Runner, *staleCopies) {
+func sweepFixture(t *testing.T, owner *fake.TransferSource, local ports.TransferListing, target string) (*moves.Runner, *staleCopies, *fake.Installer) {
 	t.Helper()
 	s := fake.NewMetaStore()
 	t.Cleanup(s.Close)
@@ -65,10 +69,14 @@ func sweepFixture(t *testing.T, owner *fake.TransferSource, local ports.Transfer
 		commit(t, s, &meta.SetAssignmentTarget{Topic: "t", TopicID: topicID, Partition: 0, Target: target})
 	}
 	disk := &staleCopies{copyOf: local}
-	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: owner, Installer: fake.NewInstaller(),
+	inst := fake.NewInstaller()
+	if err := inst.StagingReset(ref0); err != nil { // left by a move that ended elsewhere
+		t.Fatal(err)
+	}
+	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: owner, Installer: inst,
 		Clock: fixedClock(time.UnixMilli(1_700_000_000_000)), Log: slog.New(slog.DiscardHandler), Self: "n2",
 		Sweep: moves.SweepDeps{Copies: disk, Local: disk, Confirm: leaderconfirm.New(s)}})
-	return r, disk
+	return r, disk, inst
 }
 
 // sweepOnce ticks r to its first sweep and waits for it to end.
@@ -84,27 +92,30 @@ func sweepOnce(t *testing.T, r *moves.Runner) {
 
 // Ensure that a former owner's stale-copy sweep (internals.md §11.6)
 // reclaims a copy the new owner vouches for, sets aside one the owner
-// does not (no move marker), and leaves alone a partition moving back to
-// it.
+// does not (no move marker), leaves alone a partition moving back to it,
+// and removes the staging of a move that ended elsewhere.
 func TestStaleCopySweep(t *testing.T) {
 	local := ports.TransferListing{HighWatermark: 302, Segments: []ports.TransferFile{{Name: "00000000000000000000.log", Size: 11}}}
 	owner := fake.NewTransferSource()
 	owner.Append("00000000000000000000.log", []byte("abcdefghijklmnop"), 310)
 
-	r, disk := sweepFixture(t, owner, local, "")
+	r, disk, inst := sweepFixture(t, owner, local, "")
 	sweepOnce(t, r)
 	if got := disk.drops(); len(got) != 1 || got[0] != "quarantine" {
 		t.Fatalf("an owner without a move marker: drops %v, want one quarantine", got)
 	}
+	if inst.Staged(ref0) {
+		t.Fatal("the staging of a move that no longer targets this node was kept")
+	}
 
 	owner.SetMarker(&ports.MoveMarker{PromotedHighWatermark: 302})
-	r, disk = sweepFixture(t, owner, local, "")
+	r, disk, _ = sweepFixture(t, owner, local, "")
 	sweepOnce(t, r)
 	if got := disk.drops(); len(got) != 1 || got[0] != "reclaim" {
 		t.Fatalf("an owner vouching for the copy: drops %v, want one reclaim", got)
 	}
 
-	r, disk = sweepFixture(t, owner, local, "n2")
+	r, disk, _ = sweepFixture(t, owner, local, "n2")
 	sweepOnce(t, r)
 	if got := disk.drops(); len(got) != 0 {
 		t.Fatalf("a partition moving back here was swept: %v", got)
