@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/adapters/cursorfile"
+	"github.com/narad/narad/adapters/offsetstore"
 	"github.com/narad/narad/adapters/segmentlog"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/adapters/vfs"
@@ -64,10 +67,25 @@ func newPartitionLogs(lc fx.Lifecycle, cfg config.Config, log *zap.Logger, m *te
 	opts.IdleEviction = time.Duration(cfg.Storage.IdleLogEvictionMs) * time.Millisecond
 	opts.Logger = newSlog(log.With(zap.String("component", "storage")))
 	opts.Observer = m.Storage()
+	opts.VerifySide = verifySideFile
 	s, err := segmentlog.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open partition logs: %w", err)
 	}
 	lc.Append(fx.StopHook(func(context.Context) error { return s.Close() }))
 	return s, nil
+}
+
+// verifySideFile checks a side file a partition move carries by the
+// adapter that owns its format: the acked-ahead slots (offsetstore) and the
+// fan-out cursors (cursorfile). consumer.offset is one 8-byte word, always
+// whole.
+func verifySideFile(name string, b []byte) error {
+	switch {
+	case name == "consumer.ahead":
+		return offsetstore.VerifyAhead(b)
+	case strings.HasPrefix(name, "fanout-"):
+		return cursorfile.Verify(b)
+	}
+	return nil
 }

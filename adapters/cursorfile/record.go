@@ -121,3 +121,11 @@ func validCursor(c ports.FanoutCursor) error {
 	}
 	return nil
 }
+
+// Verify checks that b is a whole, valid cursor file (a move's source
+// checks a cursor file before shipping it, its destination before
+// installing it: internals.md §11.4).
+func Verify(b []byte) error {
+	_, err := decode(b)
+	return err
+}

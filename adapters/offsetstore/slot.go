@@ -171,3 +171,16 @@ func decodeOffsetFile(b []byte) int64 {
 	}
 	return v
 }
+
+// VerifyAhead checks that b is a consumer.ahead image a load can use: one
+// valid slot at least, or nothing written yet (a move's source checks it
+// before shipping, its destination before installing: internals.md §11.4).
+func VerifyAhead(b []byte) error {
+	if allZero(b) {
+		return nil
+	}
+	if best, _ := newest(b); best < 0 {
+		return fmt.Errorf("offsetstore: no valid slot in %d bytes of consumer.ahead", len(b))
+	}
+	return nil
+}

@@ -90,3 +90,22 @@ func TestOffsetFileDecoding(t *testing.T) {
 		})
 	}
 }
+
+// ensure that VerifyAhead, what a partition move checks consumer.ahead
+// with (internals.md §11.4), passes an image with one valid slot (the
+// other torn) or nothing written, and refuses one with no valid slot.
+func TestVerifyAhead(t *testing.T) {
+	image := make([]byte, 2*slotBytes)
+	if err := VerifyAhead(image); err != nil {
+		t.Fatalf("nothing written: %v", err)
+	}
+	encodeSlot(image[:slotBytes], record{seq: 1, offsets: ports.ConsumerOffsets{Committed: 7, AckedAhead: []int64{9}}})
+	image[slotBytes+5] = 0xff // the window, torn
+	if err := VerifyAhead(image); err != nil {
+		t.Fatalf("one valid slot: %v", err)
+	}
+	image[100] ^= 0xff
+	if err := VerifyAhead(image); err == nil {
+		t.Fatal("an image with no valid slot verified")
+	}
+}

@@ -119,6 +119,13 @@ func (s *Store) sideFiles(dir string) ([]ports.TransferFile, error) {
 	return out, nil
 }
 
+// A source reads a side file that fails its check up to sideReadAttempts
+// times, sideReadRetryPause apart, before refusing to ship it.
+const (
+	sideReadAttempts   = 3
+	sideReadRetryPause = 5 * time.Millisecond
+)
+
 // Side files a move copies. They belong to adapters/offsetstore and
 // adapters/cursorfile; this package only carries them.
 const (

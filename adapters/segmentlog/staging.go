@@ -146,6 +146,9 @@ func (s *Store) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 		return domain.Refuse(domain.ErrInvalidArgument, fmt.Sprintf("install of %s at %d needs an incarnation and a boundary", ref, hwm))
 	}
 	staged := s.stagingDir(ref)
+	if err := s.dropUnverifiedSide(staged); err != nil {
+		return fmt.Errorf("segmentlog: install %s: %w", ref, err)
+	}
 	if err := s.writeMoveMarker(staged, m); err != nil {
 		return fmt.Errorf("segmentlog: install %s: %w", ref, err)
 	}
@@ -263,6 +266,36 @@ func (s *Store) Uninstall(ref domain.PartitionRef) error {
 	for _, dir := range []string{t.dir, filepath.Dir(staged)} {
 		if err := s.opts.FS.SyncDir(dir); err != nil {
 			return fmt.Errorf("segmentlog: uninstall %s: sync %s: %w", ref, dir, err)
+		}
+	}
+	return nil
+}
+
+// dropUnverifiedSide removes every staged side file that fails its check
+// (internals.md §11.4): the partition goes on without it, its position
+// read as none (a cursor replays from its attach point, consumers from the
+// last good frontier), never from a damaged record.
+func (s *Store) dropUnverifiedSide(dir string) error {
+	if s.opts.VerifySide == nil {
+		return nil
+	}
+	names, err := s.opts.FS.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if !isSideFile(n) {
+			continue
+		}
+		b, err := vfs.ReadFile(s.opts.FS, filepath.Join(dir, n))
+		if err != nil {
+			return err
+		}
+		if verr := s.opts.VerifySide(n, b); verr != nil {
+			s.opts.Logger.Warn("a moved partition's side file does not verify: dropped", "file", n, "error", verr)
+			if err := s.opts.FS.Remove(filepath.Join(dir, n)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

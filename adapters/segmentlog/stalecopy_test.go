@@ -1,8 +1,11 @@
 package segmentlog
 
 import (
+	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
+
 	"testing"
 
 	"github.com/narad/narad/adapters/vfs"
@@ -137,5 +140,56 @@ func TestStagedPartitions(t *testing.T) {
 	}
 	if got, _ := s.StagedPartitions(); len(got) != 1 {
 		t.Fatalf("after a removal: %v", got)
+	}
+}
+
+// Ensure that a move ships a side file only once it verifies (a cursor
+// caught mid-write is read again, one that never verifies is refused as
+// retryable), and that an install drops a staged side file that does not
+// verify (internals.md §11.4).
+func TestSideFilesAreVerified(t *testing.T) {
+	fsys := vfs.NewMem()
+	opts := testOptions(fsys, newFakeClock())
+	opts.VerifySide = func(name string, b []byte) error {
+		if strings.HasPrefix(string(b), "good") {
+			return nil
+		}
+		return errors.New("torn")
+	}
+	s := mustOpen(t, opts)
+	defer func() { _ = s.Close() }()
+	ref := testRef(4)
+	mustCommit(t, s, ref, batch(1, 3))
+	write := func(name, b string) {
+		t.Helper()
+		if err := vfs.WriteFileAtomic(fsys, filepath.Join(partDir(ref), name), []byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("fanout-audit.offset", "good cursor")
+	if b, err := s.ReadTransferChunk(ref, "fanout-audit.offset", 0, 1<<20); err != nil || string(b) != "good cursor" {
+		t.Fatalf("a verified cursor: %q, %v", b, err)
+	}
+	write("fanout-audit.offset", "torn cursor")
+	_, err := s.ReadTransferChunk(ref, "fanout-audit.offset", 0, 1<<20)
+	wantErr(t, err, domain.ErrUnavailable, "a cursor that never verifies")
+
+	// The destination: one good and one torn side file staged.
+	if err := s.StagingReset(ref); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]string{"fanout-audit.offset": "torn", "fanout-dr.offset": "good", segmentName(0): ""} {
+		if err := s.StagingWrite(ref, name, 0, []byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Install(ref, ports.MoveMarker{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Stat(filepath.Join(partDir(ref), "fanout-audit.offset")); err == nil {
+		t.Fatal("a torn side file was installed")
+	}
+	if _, err := fsys.Stat(filepath.Join(partDir(ref), "fanout-dr.offset")); err != nil {
+		t.Fatalf("a good side file was dropped: %v", err)
 	}
 }

@@ -43,6 +43,11 @@ type Options struct {
 	// Observer receives flush, fsync, hwm, retention and error
 	// measurements; nil observes nothing.
 	Observer Observer
+	// VerifySide checks a whole side file a move carries (a fan-out
+	// cursor, the consumer position) by its name; nil checks none. A
+	// source re-reads one that fails (caught mid-write) before refusing
+	// to ship it, and a destination drops a staged one that fails.
+	VerifySide func(name string, b []byte) error
 
 	hooks *testHooks
 }

@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"time"
 
+	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
@@ -92,6 +94,14 @@ func (s *Store) ReadTransferChunk(ref domain.PartitionRef, name string, off int6
 		return nil, fmt.Errorf("segmentlog: transfer chunk: %w", err)
 	}
 	defer f.Close()
+	if isSideFile(name) && s.opts.VerifySide != nil && off == 0 {
+		return s.readVerifiedSide(f, name, max)
+	}
+	return readChunk(f, name, off, max)
+}
+
+// readChunk reads up to max bytes of f from off.
+func readChunk(f vfs.File, name string, off int64, max int) ([]byte, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, fmt.Errorf("segmentlog: transfer chunk: %w", err)
@@ -105,4 +115,23 @@ func (s *Store) ReadTransferChunk(ref domain.PartitionRef, name string, off int6
 		return nil, fmt.Errorf("segmentlog: transfer chunk of %s: %w", name, err)
 	}
 	return buf[:n], nil
+}
+
+// readVerifiedSide reads side file name whole and checks it, reading it
+// again when the check fails (a write caught halfway, internals.md §11.4),
+// and refuses to ship one that never passes. A file longer than max is
+// read as any chunk, unchecked: side files are a few KiB.
+func (s *Store) readVerifiedSide(f vfs.File, name string, max int) ([]byte, error) {
+	var err error
+	for range sideReadAttempts {
+		var b []byte
+		if b, err = readChunk(f, name, 0, max); err != nil || int64(len(b)) == int64(max) {
+			return b, err
+		}
+		if err = s.opts.VerifySide(name, b); err == nil {
+			return b, nil
+		}
+		time.Sleep(sideReadRetryPause) // a writer mid-record finishes within it
+	}
+	return nil, domain.Refuse(domain.ErrUnavailable, fmt.Sprintf("%s does not verify: %v; retry", name, err))
 }
