@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,14 +142,26 @@ type signalStore struct {
 	*fake.MetaStore
 	w          ports.MetadataWatcher
 	subscribed chan struct{}
+	armed      atomic.Bool
 }
 
+// Watch subscribes; the signal waits for the read of the live topics that
+// follows (the purger's reseed), so a test that writes after it knows the
+// purger has seen every topic created before.
 func (s *signalStore) Watch(buffer int) (ports.MetaSubscription, error) {
 	sub, err := s.w.Watch(buffer)
 	if err == nil {
-		s.subscribed <- struct{}{}
+		s.armed.Store(true)
 	}
 	return sub, err
+}
+
+func (s *signalStore) ListTopics(after string, limit int) ([]meta.Topic, error) {
+	topics, err := s.MetaStore.ListTopics(after, limit)
+	if s.armed.CompareAndSwap(true, false) {
+		s.subscribed <- struct{}{}
+	}
+	return topics, err
 }
 
 // signalDirs is the node's topic directories: it signals each one it
