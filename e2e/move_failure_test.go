@@ -105,6 +105,11 @@ func TestMoveDestinationKilledLeavesTheSource(t *testing.T) {
 	if len(lost) > 0 || len(l.mismatch) > 0 {
 		t.Fatalf("lost %d (e.g. %v); %d mismatched", len(lost), first(lost), len(l.mismatch))
 	}
+	// The returning destination's sweep removes the staging of the moves
+	// cleared while it was dead; the leader plans again and the former
+	// owners reclaim their copies.
+	scaleWaitBalanced(t, clients[3], 2, 2)
+	waitDisksMatchOwners(t, clients[0], "big", nodes)
 }
 
 // TestMoveAbortedMidCopy grows the cluster and aborts the moves to the new
