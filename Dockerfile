@@ -1,5 +1,5 @@
 # The static narad binary alone: no base image is pulled (CGO_ENABLED=0 build
-# from `go tool task build`, which also makes the empty bin/data directory).
+# from `go tool -modfile=tools.mod task build`, which also makes the empty bin/data directory).
 # The node runs as an unprivileged numeric user; /data is created owned by
 # it, so a volume mounted there starts writable. Security is on by default:
 #   docker run -e NARAD_ADMIN_PASSWORD=... -p 7942:7942 narad

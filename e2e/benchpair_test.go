@@ -24,7 +24,7 @@ import (
 // (requests spread over all three), and the log reports each pair and the
 // medians. It asserts nothing about speed (only that every run accounted
 // for every accepted message); it is a measuring tool, off unless
-// NARAD_E2E_BENCH=1 (go tool task bench-cluster).
+// NARAD_E2E_BENCH=1 (go tool -modfile=tools.mod task bench-cluster).
 const (
 	benchPairsEnv     = "NARAD_E2E_BENCH"
 	benchRoundsEnv    = "NARAD_E2E_BENCH_ROUNDS"     // rounds (default 3)
@@ -47,7 +47,7 @@ type benchRun struct {
 
 func TestBenchPairs(t *testing.T) {
 	if os.Getenv(benchPairsEnv) != "1" {
-		t.Skipf("a measuring tool: set %s=1 to run it (go tool task bench-cluster)", benchPairsEnv)
+		t.Skipf("a measuring tool: set %s=1 to run it (go tool -modfile=tools.mod task bench-cluster)", benchPairsEnv)
 	}
 	// The nodes run with the quiet runtime monitor (cmd/narad/sysmon.go), as
 	// the recorded figures were measured.

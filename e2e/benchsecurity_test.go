@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// benchSecurityEnv, set to 1, runs TestBenchSecurityPairs (go tool task
+// benchSecurityEnv, set to 1, runs TestBenchSecurityPairs (go tool -modfile=tools.mod task
 // bench-security).
 const benchSecurityEnv = "NARAD_E2E_BENCH_SECURITY"
 
@@ -20,7 +20,7 @@ const benchSecurityEnv = "NARAD_E2E_BENCH_SECURITY"
 // TestBenchPairs reads them (NARAD_E2E_BENCH_ROUNDS, _COUNT, _PRODUCERS).
 func TestBenchSecurityPairs(t *testing.T) {
 	if os.Getenv(benchSecurityEnv) != "1" {
-		t.Skipf("a measuring tool: set %s=1 to run it (go tool task bench-security)", benchSecurityEnv)
+		t.Skipf("a measuring tool: set %s=1 to run it (go tool -modfile=tools.mod task bench-security)", benchSecurityEnv)
 	}
 	// The nodes run with the quiet runtime monitor (cmd/narad/sysmon.go), as
 	// the recorded figures were measured.

@@ -128,7 +128,7 @@ func (c *dockerCluster) run(nd *dockerNode) {
 
 // buildImage builds the repository's image (../Dockerfile, FROM scratch,
 // an unprivileged user) around the e2e binary: the context is what
-// `go tool task build` leaves in bin/ (the binary and an empty data
+// `go tool -modfile=tools.mod task build` leaves in bin/ (the binary and an empty data
 // directory).
 func (c *dockerCluster) buildImage() {
 	c.t.Helper()

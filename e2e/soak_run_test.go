@@ -26,7 +26,7 @@ import (
 // the loss deadline after the load) must be 0.
 //
 // By default it runs a short slice fit for CI. NARAD_SOAK=1 switches to
-// the long defaults (`go tool task soak`); each setting can be given on
+// the long defaults (`go tool -modfile=tools.mod task soak`); each setting can be given on
 // its own.
 const (
 	soakEnv             = "NARAD_SOAK"                 // 1: long defaults
@@ -101,7 +101,7 @@ type soak struct {
 	senders sync.WaitGroup
 }
 
-// ensure that a 3-node cluster under a fixed offered rate with a node killed with -9 and restarted every kill interval loses no accepted message, reporting per interval accepted, delivered, overdue and duplicate counts and the produce-to-consume p99 (internals.md §15.4); a short slice by default, the long soak with NARAD_SOAK=1 (`go tool task soak`).
+// ensure that a 3-node cluster under a fixed offered rate with a node killed with -9 and restarted every kill interval loses no accepted message, reporting per interval accepted, delivered, overdue and duplicate counts and the produce-to-consume p99 (internals.md §15.4); a short slice by default, the long soak with NARAD_SOAK=1 (`go tool -modfile=tools.mod task soak`).
 func TestSoak(t *testing.T) {
 	cfg := soakSettings(t)
 	t.Logf("soak: %d msg/s for %s, kill -9 every %s (down %s), report every %s, loss deadline %s",
