@@ -20,7 +20,7 @@ type ring struct {
 	thirdParty bool     // whether it may import modules outside the standard library
 }
 
-// rings is the import table of ../shared/design/architecture.md.
+// rings is the import table of docs/architecture.md.
 var rings = map[string]ring{
 	"domain":      {own: []string{"domain"}},
 	"ports":       {own: []string{"domain", "ports"}},
