@@ -150,6 +150,15 @@ func (c *dockerCluster) buildImage() {
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o644); err != nil {
 		c.t.Fatal(err)
 	}
+	// The repository's .dockerignore too, so the build sees exactly what
+	// `task image` sends.
+	ignore, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".dockerignore"), ignore, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
 	c.image = c.prefix + ":e2e"
 	c.docker("build", "-q", "-t", c.image, dir)
 }
