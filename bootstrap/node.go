@@ -43,7 +43,7 @@ func nodeOptions(p Params) fx.Option {
 	return fx.Options(
 		fx.Supply(p.Config, p.Log, BootTime(p.Start)),
 		fx.WithLogger(func(l *zap.Logger) fxevent.Logger {
-			return &fxevent.ZapLogger{Logger: l.Named("fx").WithOptions(zap.IncreaseLevel(zap.WarnLevel))}
+			return startErrorsUnlogged{&fxevent.ZapLogger{Logger: l.Named("fx").WithOptions(zap.IncreaseLevel(zap.WarnLevel))}}
 		}),
 		fx.Provide(
 			identify,
@@ -163,4 +163,25 @@ func registerMember(ctx context.Context, store ports.MetadataStore, id NodeIdent
 	}
 	log.Info("member registered", zap.String("node", id.ID), zap.Uint64("index", res.Index))
 	return nil
+}
+
+// startErrorsUnlogged drops fx's own reports of a failed start (the hook
+// that failed, the rollback, the failed start: three lines of one cause):
+// the caller of Start reports the error once, in its own words.
+type startErrorsUnlogged struct{ fxevent.Logger }
+
+func (l startErrorsUnlogged) LogEvent(e fxevent.Event) {
+	switch ev := e.(type) {
+	case *fxevent.OnStartExecuted:
+		if ev.Err != nil {
+			return
+		}
+	case *fxevent.RollingBack:
+		return
+	case *fxevent.Started:
+		if ev.Err != nil {
+			return
+		}
+	}
+	l.Logger.LogEvent(e)
 }

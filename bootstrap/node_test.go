@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/narad/narad/bootstrap/config"
 )
@@ -134,5 +135,33 @@ func TestSingleNodeStartsAndStops(t *testing.T) {
 	}
 	if err := app.Stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ensure that a node whose port is taken fails to start with the cause,
+// and that fx does not log the same failure three more times (the caller
+// reports it once).
+func TestStartOnATakenPortLogsNoFxErrors(t *testing.T) {
+	cfg := devConfig(t)
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	core, logs := observer.New(zap.WarnLevel)
+	app, err := NewNode(Params{Config: cfg, Log: zap.New(core), Start: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = app.Start(ctx)
+	if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("start on a taken port: %v", err)
+	}
+	for _, e := range logs.All() {
+		if e.LoggerName == "fx" {
+			t.Errorf("fx logged %q at %v", e.Message, e.Level)
+		}
 	}
 }
