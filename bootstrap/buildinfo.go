@@ -8,9 +8,13 @@ import (
 
 // Set at link time: go build -ldflags "-X github.com/narad/narad/bootstrap.version=v0.1.0 -X ...commit=abc".
 var (
-	version = "dev"
+	version = ""
 	commit  = ""
 )
+
+// versionUnknown is what a build without a link-time version or a VCS stamp
+// reports.
+const versionUnknown = "dev"
 
 // BuildInfo describes this binary.
 type BuildInfo struct {
@@ -19,32 +23,52 @@ type BuildInfo struct {
 	GoVersion string `json:"go_version"`
 }
 
-// Build returns the binary's version, commit and Go version. Without a
-// link-time commit it falls back to the VCS stamp of the build, if any.
+// Build returns the binary's version, commit and Go version. Link-time values
+// win; a plain `go build` in a git checkout falls back to the stamp the go
+// command records (the module's pseudo-version and vcs.revision).
 func Build() BuildInfo {
-	c := commit
-	if c == "" {
-		c = vcsRevision()
+	info, _ := debug.ReadBuildInfo()
+	return buildFrom(version, commit, info)
+}
+
+// buildFrom resolves the version and commit from link-time values, then from
+// the build info's VCS stamp; a modified work tree marks the commit -dirty.
+func buildFrom(linkVersion, linkCommit string, info *debug.BuildInfo) BuildInfo {
+	b := BuildInfo{Version: linkVersion, Commit: linkCommit, GoVersion: runtime.Version()}
+	if info != nil {
+		if b.Version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			b.Version = info.Main.Version
+		}
+		if b.Commit == "" {
+			b.Commit = vcsCommit(info.Settings)
+		}
 	}
-	if c == "" {
-		c = "unknown"
+	if b.Version == "" {
+		b.Version = versionUnknown
 	}
-	return BuildInfo{Version: version, Commit: c, GoVersion: runtime.Version()}
+	if b.Commit == "" {
+		b.Commit = "unknown"
+	}
+	return b
+}
+
+func vcsCommit(settings []debug.BuildSetting) string {
+	var rev string
+	dirty := false
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" && dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 func (b BuildInfo) String() string {
 	return fmt.Sprintf("narad %s (commit %s, %s)", b.Version, b.Commit, b.GoVersion)
-}
-
-func vcsRevision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" {
-			return s.Value
-		}
-	}
-	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	// The binary under test is built by TestMain with `go build`, which the
@@ -61,5 +62,36 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	want := "version: e2e\ncommit:  feedface\ngo:      " + runtime.Version() + "\n"
 	if string(out) != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// ensure that a plain go build in a git checkout, without the Taskfile's
+// link-time flags, reports the checkout's revision and pseudo-version
+// (issue 17). -buildvcs=true is the go command's default in a checkout;
+// it is spelled out because a machine's GOFLAGS may turn it off.
+func TestVersionOfAPlainGoBuild(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	rev := strings.TrimSpace(string(head))
+	bin := filepath.Join(t.TempDir(), "narad")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "../cmd/narad")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("narad version: %v\n%s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	version := strings.TrimSpace(strings.TrimPrefix(lines[0], "version:"))
+	commit := strings.TrimSpace(strings.TrimPrefix(lines[1], "commit:"))
+	if commit != rev && commit != rev+"-dirty" {
+		t.Fatalf("commit %q, want %s (or -dirty)\n%s", commit, rev, out)
+	}
+	if !strings.HasPrefix(version, "v") {
+		t.Fatalf("version %q is not the module's version from the VCS stamp\n%s", version, out)
 	}
 }
