@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -34,9 +35,23 @@ type Params struct {
 // (WAL replay, partition logs), metastore, use cases and their workers,
 // then HTTP; start-up work (catch-up, member registration) runs after the
 // listener opens, and /readyz turns 200 when it is done.
+//
+// The node holds its data directory's lock from here until it stops, so a
+// second node pointed at the same directory fails at once with
+// vfs.ErrDirLocked instead of writing beside the first.
 func NewNode(p Params) (*fx.App, error) {
-	app := fx.New(nodeOptions(p), fx.StopTimeout(fxStopTimeout))
-	return app, app.Err()
+	lock, err := vfs.LockDir(p.Config.Storage.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	app := fx.New(
+		fx.Invoke(func(lc fx.Lifecycle) { lc.Append(fx.StopHook(lock.Release)) }),
+		nodeOptions(p), fx.StopTimeout(fxStopTimeout))
+	if err := app.Err(); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return app, nil
 }
 
 func nodeOptions(p Params) fx.Option {
@@ -165,8 +180,9 @@ func registerMember(ctx context.Context, store ports.MetadataStore, id NodeIdent
 	return nil
 }
 
-// startErrorsUnlogged drops fx's own reports of a failed start (the hook
-// that failed, the rollback, the failed start: three lines of one cause):
+// startErrorsUnlogged drops fx's own reports of a failed build or start (the
+// constructor or hook that failed, the rollback, the failed start: several
+// lines of one cause):
 // the caller of Start reports the error once, in its own words.
 type startErrorsUnlogged struct{ fxevent.Logger }
 
@@ -179,6 +195,18 @@ func (l startErrorsUnlogged) LogEvent(e fxevent.Event) {
 	case *fxevent.RollingBack:
 		return
 	case *fxevent.Started:
+		if ev.Err != nil {
+			return
+		}
+	case *fxevent.Provided:
+		if ev.Err != nil {
+			return
+		}
+	case *fxevent.Invoked:
+		if ev.Err != nil {
+			return
+		}
+	case *fxevent.Run:
 		if ev.Err != nil {
 			return
 		}

@@ -44,12 +44,12 @@ func Run(ctx context.Context, p RunParams) error {
 	}
 	app, err := NewNode(Params{Config: cfg, Log: log, Start: start})
 	if err != nil {
-		return err
+		return startFailure(err, cfg)
 	}
 	startCtx, cancel := context.WithTimeout(ctx, app.StartTimeout())
 	defer cancel()
 	if err := app.Start(startCtx); err != nil {
-		return fmt.Errorf("start node: %w", err)
+		return startFailure(err, cfg)
 	}
 	log.Info("node started", zap.String("version", Build().Version), zap.Duration("took", time.Since(start)))
 	<-ctx.Done()

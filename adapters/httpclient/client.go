@@ -97,12 +97,18 @@ func New(o Options) (*Client, error) {
 // Servers returns the normalized base URLs, in rotation order.
 func (c *Client) Servers() []string { return append([]string(nil), c.servers...) }
 
+// normalizeServer accepts a base URL, or host:port alone, which means
+// http://host:port (as curl reads it).
 func normalizeServer(s string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	if s != "" && !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
 	if err != nil {
 		return "", fmt.Errorf("%w: %q: %v", ErrBadServer, s, err)
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return "", fmt.Errorf("%w: %q: want http://host:port or https://host:port", ErrBadServer, s)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {

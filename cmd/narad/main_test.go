@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -68,9 +69,10 @@ func TestExitCodes(t *testing.T) {
 		"unknown_subcommand":   {args: []string{"topic", "frob"}, code: 2, msg: `unknown command "frob" for "narad topic"`},
 		"missing_argument":     {args: []string{"topic", "info"}, code: 2, msg: "needs 1 argument(s): name"},
 		"unknown_flag":         {args: []string{"topic", "ls", "--bogus"}, code: 2, msg: "unknown flag: --bogus"},
-		"bad_server_url":       {args: []string{"topic", "ls", "-s", "localhost:7942"}, code: 2, msg: "bad server address"},
+		"bad_server_url":       {args: []string{"topic", "ls", "-s", "ftp://localhost:7942"}, code: 2, msg: "bad server address"},
 		"server_error":         {args: []string{"topic", "info", "nope", "-s", b.url()}, code: 1, msg: "narad: http 404: topic not found"},
-		"unreachable_server":   {args: []string{"topic", "ls", "-s", "http://127.0.0.1:1"}, code: 1, msg: "narad: "},
+		"unreachable_server":   {args: []string{"topic", "ls", "-s", "http://127.0.0.1:1"}, code: 1, msg: "hint: no Narad server answers there. Start one with `narad server start --dev`"},
+		"host_port_no_scheme":  {args: []string{"topic", "info", "nope", "-s", strings.TrimPrefix(b.url(), "http://")}, code: 1, msg: "narad: http 404: topic not found"},
 		"help_is_not_an_error": {args: []string{"topic", "--help"}, code: 0},
 		"group_alone_is_help":  {args: []string{"topics"}, code: 0},
 	}
@@ -146,4 +148,18 @@ func runCLI(t *testing.T, o cliOpts, args ...string) cliResult {
 	}
 	code := execute(e, args)
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// ensure that a node that cannot start gets no client hint (its own
+// start-up error says what to do), and that serve --help points to the
+// configuration reference.
+func TestServeHelpAndNoClientHint(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, cliOpts{}, "serve", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "docs/configuration.md") {
+		t.Fatalf("serve --help: exit %d\n%s", r.code, r.stdout)
+	}
+	if h := hintFor(newServeCmd(&env{}), syscall.ECONNREFUSED); h != "" {
+		t.Fatalf("serve got a client hint: %s", h)
+	}
 }

@@ -106,6 +106,9 @@ func execute(e *env, args []string) int {
 		return 0
 	}
 	fmt.Fprintf(e.stderr, "narad: %v\n", err)
+	if h := hintFor(cmd, err); h != "" {
+		fmt.Fprintf(e.stderr, "hint: %s\n", h)
+	}
 	var ue usageError
 	if errors.As(err, &ue) || !g.started {
 		fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

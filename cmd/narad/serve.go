@@ -15,6 +15,9 @@ import (
 // devPortDefault is the port `server start` listens on (api.md §8.2).
 const devPortDefault = 7942
 
+// configReferenceDoc is where the configuration reference lives.
+const configReferenceDoc = "docs/configuration.md in Narad's repository"
+
 // newServeCmd is `narad serve`: run a node from the config file, the
 // environment and these flags (the container entrypoint).
 func newServeCmd(e *env) *cobra.Command {
@@ -23,7 +26,12 @@ func newServeCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Narad node (config file, NARAD_* environment, flags)",
-		Args:  cobra.NoArgs,
+		Long: "Run a Narad node. Settings come from the built-in defaults, the JSON file of --config,\n" +
+			"the NARAD_* environment variables and these flags, each overriding the one before.\n" +
+			"Every key, its default and its variable: " + configReferenceDoc + ".\n\n" +
+			"Security is on: set NARAD_ADMIN_PASSWORD, or read the generated one from <data>/admin-password.",
+		Annotations: map[string]string{annotationServerCmd: "serve"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			flags := map[string]string{}
 			for key, v := range set {
@@ -88,7 +96,11 @@ func newServerStartCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "start",
 		Short: "Run a node; --dev: loopback only, auth off, data in ~/.narad/data",
-		Args:  cobra.NoArgs,
+		Long: "Run a node on --port (the client API; Raft uses port+1). With --dev: loopback only,\n" +
+			"security off, text logs, data in ~/.narad/data. For every setting, see `narad serve --help`\n" +
+			"and " + configReferenceDoc + ".",
+		Annotations: map[string]string{annotationServerCmd: "start"},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			flags := map[string]string{"http.addr": "127.0.0.1:" + strconv.Itoa(port)}
 			if dev {
