@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 	var key, file string
 	var partition, count int
 	var rate float64
+	var asJSON bool
 	c := &cobra.Command{
 		Use:   "pub <topic> [message]",
 		Short: "Produce a message from the argument, a file (-f) or standard input",
@@ -58,7 +60,11 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 				if err := cl.Produce(e.ctx, args[0], body, key, pin); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "accepted (%d bytes)\n", len(body))
+				if asJSON {
+					printAccepted(e.stdout, args[0], key, pin, len(body))
+				} else {
+					fmt.Fprintf(e.stderr, "accepted (%d bytes)\n", len(body))
+				}
 			}
 			return nil
 		},
@@ -69,7 +75,21 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 	f.StringVarP(&file, "file", "f", "", "read the message from this file (- = standard input)")
 	f.IntVar(&count, "count", 1, "send the message this many times")
 	f.Float64Var(&rate, "rate", 0, "messages per second when --count > 1 (0 = as fast as possible)")
+	f.BoolVar(&asJSON, "json", false, `print a line of JSON on standard output per accepted message: {"topic","bytes"[,"key"][,"partition"]}`)
 	return c
+}
+
+// acceptedLine is what pub --json prints for each 202.
+type acceptedLine struct {
+	Topic     string `json:"topic"`
+	Bytes     int    `json:"bytes"`
+	Key       string `json:"key,omitempty"`
+	Partition *int   `json:"partition,omitempty"`
+}
+
+func printAccepted(w io.Writer, topic, key string, pin *int, n int) {
+	line, _ := json.Marshal(acceptedLine{Topic: topic, Bytes: n, Key: key, Partition: pin})
+	_, _ = w.Write(append(line, '\n'))
 }
 
 // pubBody is the argument, else the file, else all of standard input; it

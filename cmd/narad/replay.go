@@ -12,7 +12,7 @@ import (
 func newReplayCmd(e *env, g *globals) *cobra.Command {
 	var partition int
 	var from, to int64
-	var raw bool
+	var raw, asJSON bool
 	c := &cobra.Command{
 		Use:   "replay <topic> --partition P [--from O] [--to O]",
 		Short: "Read a partition's messages in [from, to) without consuming them",
@@ -27,6 +27,10 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 			}
 			if partition < 0 || from < 0 || to < 0 {
 				return usagef("--partition, --from and --to must be >= 0")
+			}
+			format, err := pickFormat(raw, asJSON)
+			if err != nil {
+				return err
 			}
 			cl, err := g.client(e)
 			if err != nil {
@@ -45,7 +49,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 					to = s.HighWatermark
 				}
 			}
-			return replayRange(e, cl, topic, partition, from, to, raw)
+			return replayRange(e, cl, topic, partition, from, to, format)
 		},
 	}
 	f := c.Flags()
@@ -53,6 +57,7 @@ func newReplayCmd(e *env, g *globals) *cobra.Command {
 	f.Int64Var(&from, "from", 0, "first offset (default: the oldest retained)")
 	f.Int64Var(&to, "to", 0, "end offset, exclusive (default: the high watermark)")
 	f.BoolVar(&raw, "raw", false, "print only each payload's bytes, one message per line")
+	f.BoolVar(&asJSON, "json", false, "print each message as one line of JSON, the server's envelope")
 	return c
 }
 
@@ -80,7 +85,7 @@ func partitionStats(e *env, cl *httpclient.Client, topic string, p int) (httpcli
 
 // replayRange prints the records of [from, to), skipping offsets that answer
 // 410 and stopping early at the end of the log.
-func replayRange(e *env, cl *httpclient.Client, topic string, p int, from, to int64, raw bool) error {
+func replayRange(e *env, cl *httpclient.Client, topic string, p int, from, to int64, format msgFormat) error {
 	n, skipped := 0, 0
 	for off := from; off < to; off++ {
 		var res httpclient.ReplayResult
@@ -98,7 +103,7 @@ func replayRange(e *env, cl *httpclient.Client, topic string, p int, from, to in
 			skipped++
 			continue
 		}
-		printMessage(e.stdout, *res.Message, raw)
+		printMessage(e.stdout, *res.Message, format)
 		n++
 	}
 	fmt.Fprintf(e.stderr, "%d message(s) replayed from p%d [%d, %d)\n", n, p, from, to)

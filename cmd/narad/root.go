@@ -146,6 +146,7 @@ func newRoot(e *env) (*cobra.Command, *globals) {
 		newClusterCmd(e, g),
 	)
 	markStarted(root, g)
+	addTopicCompletion(root, e, g)
 	return root, g
 }
 

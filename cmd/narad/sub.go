@@ -1,15 +1,11 @@
 package main
 
 import (
-	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +24,8 @@ type subOptions struct {
 	pinned    bool
 	from      int64
 	raw       bool
+	asJSON    bool
+	format    msgFormat
 	noAck     bool
 	count     int
 	wait      time.Duration
@@ -40,7 +38,8 @@ func newSubCmd(e *env, g *globals) *cobra.Command {
 		Short: "Consume messages and print them (queue mode, acking each), or --peek without consuming",
 		Long: "sub long-polls the topic, prints each message as\n" +
 			"  [p<partition> @<offset>] key=<key> <time> <payload>\n" +
-			"(no key= when the message has none; a binary key or payload in hex) and acks it,\n" +
+			"(no key= when the message has none; a binary key or payload in hex), or with --json\n" +
+			"one line of JSON per message (the server's envelope), and acks it,\n" +
 			"retrying failed acks. --peek instead reads new messages from each partition's\n" +
 			"high watermark (or --from, with --partition) without leasing anything.",
 		Args: exactArgs("topic"),
@@ -57,6 +56,11 @@ func newSubCmd(e *env, g *globals) *cobra.Command {
 			if !fromSet {
 				o.from = -1
 			}
+			format, err := pickFormat(o.raw, o.asJSON)
+			if err != nil {
+				return err
+			}
+			o.format = format
 			cl, err := g.client(e)
 			if err != nil {
 				return err
@@ -72,6 +76,7 @@ func newSubCmd(e *env, g *globals) *cobra.Command {
 	f.IntVar(&o.partition, "partition", 0, "only this partition")
 	f.Int64Var(&o.from, "from", 0, "with --peek and --partition: start at this offset")
 	f.BoolVar(&o.raw, "raw", false, "print only each payload's bytes, one message per line")
+	f.BoolVar(&o.asJSON, "json", false, "print each message as one line of JSON, the server's envelope")
 	f.BoolVar(&o.noAck, "no-ack", false, "do not ack: the messages come again once their lease expires")
 	f.IntVar(&o.count, "count", 0, "stop after this many messages (0 = until interrupted)")
 	f.DurationVar(&o.wait, "wait", 10*time.Second, "long-poll wait of each consume (the server may lower it)")
@@ -102,7 +107,7 @@ func consumeLoop(e *env, cl *httpclient.Client, o subOptions) error {
 			warned = true
 		}
 		for _, m := range res.Messages {
-			printMessage(e.stdout, m, o.raw)
+			printMessage(e.stdout, m, o.format)
 			n++
 			if o.noAck {
 				continue
@@ -148,41 +153,6 @@ func ackWithRetries(e *env, cl *httpclient.Client, topic string, m httpclient.Me
 	}
 }
 
-// printMessage writes one message: its payload bytes alone with raw, else
-// "[p<partition> @<offset>] key=<key> <time> <payload>".
-func printMessage(w io.Writer, m httpclient.Message, raw bool) {
-	if raw {
-		_, _ = w.Write(append(m.Body, '\n'))
-		return
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "[p%d @%d]", m.Partition, m.Offset)
-	switch {
-	case m.Key == nil:
-	case utf8.Valid(m.Key):
-		b.WriteString(" key=" + quoteIfNeeded(string(m.Key)))
-	default:
-		b.WriteString(" key=" + hex.EncodeToString(m.Key) + " (binary)")
-	}
-	b.WriteString(" " + time.Unix(m.Timestamp, 0).UTC().Format(time.RFC3339) + " ")
-	if m.Binary {
-		fmt.Fprintf(&b, "%s (%d bytes)", hex.EncodeToString(m.Body), len(m.Body))
-	} else {
-		b.Write(m.Body)
-	}
-	b.WriteByte('\n')
-	_, _ = io.WriteString(w, b.String())
-}
-
-// quoteIfNeeded quotes a key holding spaces or control characters, so the
-// line stays one line with one key field.
-func quoteIfNeeded(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == '"' || r == 0x7f }) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
 // peek replays new messages from each partition without leasing them.
 func peek(e *env, cl *httpclient.Client, o subOptions) error {
 	t, err := cl.Topic(e.ctx, o.topic)
@@ -214,7 +184,7 @@ func peek(e *env, cl *httpclient.Client, o subOptions) error {
 			}
 			switch res.Status {
 			case http.StatusOK:
-				printMessage(e.stdout, *res.Message, o.raw)
+				printMessage(e.stdout, *res.Message, o.format)
 				next[p]++
 				n, got = n+1, true
 			case http.StatusGone:
