@@ -63,8 +63,10 @@ var errorTable = []outcome{
 }
 
 // msgDraining is the 503 of a client produce on a draining node (api.md
-// §2.17); the answer carries Retry-After: 1 (writeError).
-const msgDraining = "node is draining for decommission; produce to another node"
+// §2.13); the answer carries Retry-After: 1 (writeError). Word for word:
+// the Go SDK matches "being decommissioned and takes no new produce" to
+// know nothing was stored and resend elsewhere (api.md Appendix B.2).
+const msgDraining = "this node is being decommissioned and takes no new produce; send it to another node"
 
 // retryAfterDraining is the Retry-After of a draining node's 503.
 const retryAfterDraining = "1"

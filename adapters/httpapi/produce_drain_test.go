@@ -29,7 +29,7 @@ func TestDrainingNodeRefusesProduces(t *testing.T) {
 		}
 		rec := p.post(path, body)
 		if rec.Code != 503 || rec.Header().Get("Retry-After") != "1" ||
-			rec.Body.String() != `{"error":"node is draining for decommission; produce to another node"}`+"\n" {
+			rec.Body.String() != `{"error":"this node is being decommissioned and takes no new produce; send it to another node"}`+"\n" {
 			t.Fatalf("%s while draining: %d %q %s", path, rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
 		}
 	}
