@@ -1,0 +1,145 @@
+package openapi
+
+import (
+	"strings"
+	"testing"
+)
+
+// obj is a JSON object for a request body.
+type obj = map[string]any
+
+// js is a JSON request as user as.
+func js(method, path string, as *cred, body any) call {
+	return call{method: method, path: path, as: as, body: jsonBody(body), contentType: "application/json"}
+}
+
+// get is a body-less GET as user as.
+func get(path string, as *cred) call { return call{method: "GET", path: path, as: as} }
+
+// del is a DELETE as user as.
+func del(path string, as *cred) call { return call{method: "DELETE", path: path, as: as} }
+
+// bad marks c as breaking the document on purpose.
+func bad(c call) call { c.badRequest = true; return c }
+
+// topicView is what the tests read of a topic object.
+type topicView struct {
+	Name           string   `json:"name"`
+	ID             string   `json:"id"`
+	Partitions     int      `json:"partitions"`
+	Role           string   `json:"role"`
+	Parent         string   `json:"parent"`
+	Children       []string `json:"children"`
+	SchemaVersion  int      `json:"schema_version"`
+	PartitionStats []struct {
+		Index int `json:"index"`
+	} `json:"partition_stats"`
+}
+
+// createTopic creates a topic as root and wants 201.
+func (cl *client) createTopic(t *testing.T, body obj) topicView {
+	t.Helper()
+	var v topicView
+	cl.do(t, js("POST", "/v1/topics", root, body), 201).decode(t, &v)
+	return v
+}
+
+func (cl *client) topics(t *testing.T) {
+	schema := obj{"type": "object", "required": []string{"id"}, "properties": obj{"id": obj{"type": "integer"}}}
+	orders := cl.createTopic(t, obj{"name": "orders", "partitions": 3, "retention_ms": 0, "schema": schema})
+	if orders.Role != "" || len(orders.ID) != 16 {
+		t.Errorf("create answer: %+v", orders)
+	}
+	cl.createTopic(t, obj{"name": "scratch"})
+	cl.do(t, js("POST", "/v1/topics", root, obj{"name": "orders"}), 409).wantError(t, "topic already exists")
+	cl.do(t, js("POST", "/v1/topics", root, obj{"name": "ORDERS"}), 409).wantError(t, "differs only in letter case")
+	cl.do(t, js("POST", "/v1/topics", root, obj{"name": "p2", "partitions": 2}), 400).wantError(t, "partitions must be >= 3")
+	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "g", "garbage": 1})), 400).wantError(t, `invalid json: json: unknown field "garbage"`)
+	cl.do(t, js("POST", "/v1/topics", root, obj{"name": "huge", "owner": strings.Repeat("o", 1<<20)}), 413).wantError(t, "request body too large")
+	noType := call{method: "POST", path: "/v1/topics", as: root, body: jsonBody(obj{"name": "n"})}
+	cl.do(t, bad(noType), 415).wantError(t, "state-changing requests must send")
+
+	var page struct {
+		Topics []topicView `json:"topics"`
+		Next   string      `json:"next_page_token"`
+	}
+	cl.do(t, get("/v1/topics?limit=1", root), 200).decode(t, &page)
+	if len(page.Topics) != 1 || page.Next == "" {
+		t.Errorf("first page: %+v", page)
+	}
+	cl.do(t, get("/v1/topics?limit=1000&page_token="+page.Next, root), 200)
+	cl.do(t, bad(get("/v1/topics?limit=0", root)), 400).wantError(t, "limit must be a positive integer")
+
+	var d topicView
+	cl.do(t, get("/v1/topics/orders", root), 200).decode(t, &d)
+	if len(d.PartitionStats) != 3 || d.SchemaVersion != 1 || d.Role != "standalone" {
+		t.Errorf("describe: %+v", d)
+	}
+	cl.do(t, get("/v1/topics/orders?partition=1", root), 200).decode(t, &d)
+	if len(d.PartitionStats) != 1 || d.PartitionStats[0].Index != 1 {
+		t.Errorf("describe partition 1: %+v", d.PartitionStats)
+	}
+	cl.do(t, get("/v1/topics/orders?partition=99", root), 400).wantError(t, "invalid partition")
+	cl.do(t, get("/v1/topics/nosuch", root), 404).wantError(t, "topic not found")
+
+	cl.do(t, js("PATCH", "/v1/topics/orders", root, obj{"retention_ms": 7200000, "max_in_flight_per_partition": 512, "partitions": 4}), 200)
+	wider := obj{"type": "object", "required": []string{"id"}, "properties": obj{"id": obj{"type": "integer"}, "note": obj{"type": "string"}}}
+	cl.do(t, js("PATCH", "/v1/topics/orders", root, obj{"schema": wider, "schema_base_version": 1}), 200)
+	cl.do(t, js("PATCH", "/v1/topics/orders", root, obj{"schema": schema, "schema_base_version": 1}), 409).wantError(t, "schema version conflict")
+	cl.do(t, bad(js("PATCH", "/v1/topics/orders", root, obj{})), 400).wantError(t, "at least one of")
+	cl.do(t, bad(js("PATCH", "/v1/topics/orders", root, obj{"visibility_timeout_ms": 1000})), 400).wantError(t, "unknown field")
+	cl.do(t, js("PATCH", "/v1/topics/nosuch", root, obj{"retention_ms": 0}), 404)
+
+	var hist struct {
+		Topic    string `json:"topic"`
+		Version  int    `json:"version"`
+		Versions []any  `json:"versions"`
+	}
+	cl.do(t, get("/v1/topics/orders/schema", root), 200).decode(t, &hist)
+	if hist.Version != 2 || len(hist.Versions) != 2 {
+		t.Errorf("schema history: %+v", hist)
+	}
+	cl.do(t, get("/v1/topics/scratch/schema", root), 200)
+	cl.do(t, get("/v1/topics/nosuch/schema", root), 404)
+
+	cl.do(t, bad(del("/v1/topics/scratch?force=maybe", root)), 400)
+	cl.do(t, del("/v1/topics/scratch?force=false", root), 204)
+	cl.do(t, del("/v1/topics/scratch", root), 404).wantError(t, "topic not found")
+}
+
+func (cl *client) children(t *testing.T) {
+	cl.createTopic(t, obj{"name": "fan"})
+	cl.createTopic(t, obj{"name": "fan-delayed"})
+	replica := cl.createTopic(t, obj{"name": "fan-replica", "parent": "fan"})
+	if replica.Role != "child" || replica.Parent != "fan" {
+		t.Errorf("create as child: %+v", replica)
+	}
+	var parent topicView
+	cl.do(t, js("POST", "/v1/topics/fan/children", root, obj{"child": "fan-delayed", "delay_ms": 60000}), 200).decode(t, &parent)
+	if parent.Role != "parent" || len(parent.Children) != 2 {
+		t.Errorf("attach answer: %+v", parent)
+	}
+	cl.do(t, js("POST", "/v1/topics/fan/children", root, obj{"child": "fan-delayed"}), 409)
+	cl.do(t, js("POST", "/v1/topics/fan/children", root, obj{"child": "nosuch"}), 404)
+	cl.do(t, bad(js("POST", "/v1/topics/fan/children", root, obj{"child": "fan-delayed", "lag": 1})), 400).wantError(t, "invalid json")
+
+	var list struct {
+		Parent   string `json:"parent"`
+		Children []struct {
+			Name    string `json:"name"`
+			DelayMs int64  `json:"delay_ms"`
+		} `json:"children"`
+	}
+	cl.do(t, get("/v1/topics/fan/children?partitions=false", root), 200).decode(t, &list)
+	if list.Parent != "fan" || len(list.Children) != 2 || list.Children[1].DelayMs != 60000 {
+		t.Errorf("children: %+v", list)
+	}
+	cl.do(t, get("/v1/topics/fan-delayed/children", root), 200)
+	cl.do(t, bad(get("/v1/topics/fan/children?partitions=maybe", root)), 400)
+	cl.do(t, get("/v1/topics/nosuch/children", root), 404)
+
+	cl.do(t, call{method: "POST", path: "/v1/topics/fan-delayed/produce", as: root, body: []byte("x"), contentType: "application/octet-stream"}, 409).
+		wantError(t, "delayed child topic is not allowed")
+	cl.do(t, del("/v1/topics/fan/children/fan-delayed", root), 204)
+	cl.do(t, del("/v1/topics/fan/children/fan-delayed", root), 404)
+}
