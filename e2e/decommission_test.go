@@ -59,7 +59,7 @@ func checkClusterAdminRoutes(t *testing.T, via, drained *node, leader, topic str
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code, retry, body := adminCall(t, drained.url, "POST", "/v1/topics/"+topic+"/produce", `{"n":1}`)
-		if code == 503 && retry == "1" && strings.Contains(body, "draining") {
+		if code == 503 && retry == "1" && strings.Contains(body, "being decommissioned and takes no new produce") {
 			break
 		}
 		if time.Now().After(deadline) {
