@@ -90,6 +90,10 @@ var routineElectionMessages = []string{
 	"mutual TLS disabled, communication is insecure", // logTransport says it, knowing the address
 	" became PreVote candidate", " became candidate", " became leader", " became follower",
 	" received RequestPreVoteResp ", " received RequestVoteResp ",
+	// A cluster's first election, as every member logs it.
+	" sent RequestPreVote to ", " sent RequestVote to ", " cast preVote from ", " cast vote from ",
+	" received RequestVote with higher term ", " received Heartbeat with higher term ",
+	" become followerKE after receiving higher term ", " preVotes and 0 rejections", " votes and 0 rejections",
 }
 
 func (l *zapRaftLogger) SetLevel(level logger.LogLevel) { atomic.StoreInt32(&l.level, int32(level)) }

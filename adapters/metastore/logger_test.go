@@ -31,18 +31,29 @@ func TestLeaderlessWarningsAreRateLimited(t *testing.T) {
 }
 
 // Ensure that the election messages every node start logs (seen on a fresh
-// single node) read as info, while other raft warnings stay warnings.
+// single node and on a three-node cluster's first election) read as info,
+// while other raft warnings stay warnings (issue 17: a healthy start logs no WARN).
 func TestRoutineElectionMessagesAreInfo(t *testing.T) {
 	for msg, want := range map[string]bool{
-		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t1 became PreVote candidate":                true,
-		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t1 received RequestPreVoteResp from n00460": true,
-		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t2 became candidate":                        true,
-		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t2 received RequestVoteResp from n00460":    true,
-		"[f:1,l:1,t:2,c:1,a:1] [00001:00460] t2 became leader":                           true,
-		"[f:1,l:1,t:3,c:1,a:1] [00001:00460] t3 became follower":                         true,
-		"breaker n1 to n2 failed, connect and process failed":                            false,
-		"[00001:1] t3 dropped proposal, no leader":                                       false,
-		"mutual TLS disabled, communication is insecure":                                 true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t1 became PreVote candidate":                                  true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t1 received RequestPreVoteResp from n00460":                   true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t2 became candidate":                                          true,
+		"[f:1,l:1,t:1,c:1,a:1] [00001:00460] t2 received RequestVoteResp from n00460":                      true,
+		"[f:1,l:1,t:2,c:1,a:1] [00001:00460] t2 became leader":                                             true,
+		"[f:1,l:1,t:3,c:1,a:1] [00001:00460] t3 became follower":                                           true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:16160] t1 sent RequestPreVote to n00793":                             true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:16160] t2 sent RequestVote to n72582":                                true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:72582] t1 cast preVote from n16160 index 3 term 2, log term: 1":      true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:72582] t2 cast vote from n16160 index 3 term 2, log term: 1":         true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:72582] t1 received RequestVote with higher term (2) from n16160":     true,
+		"[f:1,l:0,t:0,c:0,a:0] [00001:29004] t0 received Heartbeat with higher term (2) from n16160":       true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:72582] t1 become followerKE after receiving higher term from n16160": true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:16160] t1 received 2 preVotes and 0 rejections, quorum is 2":         true,
+		"[f:1,l:3,t:1,c:3,a:3] [00001:16160] t2 received 2 votes and 0 rejections, quorum is 2":            true,
+		"[f:1,l:3,t:2,c:3,a:3] [00001:16160] t2 received 1 votes and 1 rejections, quorum is 2":            false,
+		"breaker n1 to n2 failed, connect and process failed":                                              false,
+		"[00001:1] t3 dropped proposal, no leader":                                                         false,
+		"mutual TLS disabled, communication is insecure":                                                   true,
 	} {
 		if got := routineElection(msg); got != want {
 			t.Errorf("%q: routine=%v, want %v", msg, got, want)
