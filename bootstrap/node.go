@@ -187,29 +187,28 @@ func registerMember(ctx context.Context, store ports.MetadataStore, id NodeIdent
 type startErrorsUnlogged struct{ fxevent.Logger }
 
 func (l startErrorsUnlogged) LogEvent(e fxevent.Event) {
-	switch ev := e.(type) {
-	case *fxevent.OnStartExecuted:
-		if ev.Err != nil {
-			return
-		}
-	case *fxevent.RollingBack:
+	if startError(e) != nil {
 		return
-	case *fxevent.Started:
-		if ev.Err != nil {
-			return
-		}
-	case *fxevent.Provided:
-		if ev.Err != nil {
-			return
-		}
-	case *fxevent.Invoked:
-		if ev.Err != nil {
-			return
-		}
-	case *fxevent.Run:
-		if ev.Err != nil {
-			return
-		}
 	}
 	l.Logger.LogEvent(e)
+}
+
+// startError is the error an fx event reports about building or starting
+// the app, nil for every other event.
+func startError(e fxevent.Event) error {
+	switch ev := e.(type) {
+	case *fxevent.Provided:
+		return ev.Err
+	case *fxevent.Invoked:
+		return ev.Err
+	case *fxevent.Run:
+		return ev.Err
+	case *fxevent.OnStartExecuted:
+		return ev.Err
+	case *fxevent.RollingBack:
+		return ev.StartErr
+	case *fxevent.Started:
+		return ev.Err
+	}
+	return nil
 }
