@@ -227,6 +227,9 @@ func (s *Service) topic(name string) (meta.Topic, error) {
 		return meta.Topic{}, fmt.Errorf("consume: read topic %s: %w", name, err)
 	case !ok:
 		return meta.Topic{}, domain.ErrTopicNotFound
+	case t.IsRemoteStub():
+		return meta.Topic{}, domain.Refuse(domain.ErrConflict,
+			fmt.Sprintf("remote child %q lives on remote %s; consume it there", name, t.Remote.Name))
 	}
 	return t, nil
 }

@@ -46,6 +46,10 @@ func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) 
 	if err := mayModify(req.Caller, before); err != nil {
 		return Altered{}, err
 	}
+	if before.IsRemoteStub() {
+		return Altered{}, domain.Refuse(domain.ErrConflict,
+			fmt.Sprintf("remote child %q lives on remote %s; alter it there", before.Name, before.Remote.Name))
+	}
 	var out Altered
 	if req.RetentionMs != nil || req.MaxInFlight != nil || req.MaxAckedAhead != nil || req.Partitions != nil {
 		t, err := s.alterConfig(ctx, req)

@@ -158,3 +158,20 @@ func TestCompareAndSetRetriesOnce(t *testing.T) {
 		}
 	}
 }
+
+// Conformance 252: an alter of a remote child's stub is a 409.
+func TestAlterRefusesARemoteStub(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	p := f.create(t, topics.CreateRequest{Caller: anyone, Name: "p"})
+	f.propose(t, &meta.PutRemote{Name: "dr", ID: "00000000000000f1", URL: "https://dr.example:8443", Username: "u",
+		Credential: meta.RemoteCredential{SealedPassword: []byte("x"), KeyVersion: "0000000000000001", Fingerprint: "0123456789ab"},
+		Limits: meta.RemoteLimits{MaxInFlight: 1, RequestTimeoutMs: 5_000, IdleConnTimeoutMs: 1_000, ConnMaxAgeMs: 10_000,
+			CheckIntervalMs: 10_000, Compression: "none"}, Salt: make([]byte, 32)})
+	f.propose(t, &meta.AttachRemoteChild{Parent: "p", ParentID: p.ID, Child: "p-dr", ChildID: "00000000000000c1",
+		Epoch: "00000000000000e9", Remote: "dr", RemoteID: "00000000000000f1", RemoteTopic: "p", From: meta.RemoteFromAttach, Lanes: 1})
+	_, err := f.svc.Alter(context.Background(), topics.AlterRequest{Caller: anyone, Name: "p-dr", RetentionMs: ptr(int64(7_200_000))})
+	if !errors.Is(err, domain.ErrConflict) {
+		t.Fatalf("alter of a stub: %v, want a conflict", err)
+	}
+}
