@@ -13,6 +13,7 @@ import (
 	"github.com/narad/narad/application/fanout"
 	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/application/produce"
+	"github.com/narad/narad/application/shipping"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
 )
@@ -37,9 +38,9 @@ func newFanoutCursors(cfg config.Config) (ports.FanoutCursors, error) {
 
 func newFanoutEngine(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, cursors ports.FanoutCursors,
 	local *produce.Committer, peers ports.PeerCommitter, l *leaderconfirm.Latch, conf *leaderconfirm.Confirmer,
-	c ports.Clock, m *telemetry.Metrics, id NodeIdentity, markers ports.MoveMarkers, log *zap.Logger) *fanout.Engine {
+	c ports.Clock, m *telemetry.Metrics, id NodeIdentity, markers ports.MoveMarkers, shipper *shipping.Shipper, log *zap.Logger) *fanout.Engine {
 	engine := fanout.New(fanout.Deps{
-		Store: s, Logs: logs, Cursors: cursors, Local: local, Peers: peers, Latch: l, Confirmer: conf, Markers: markers,
+		Store: s, Logs: logs, Cursors: cursors, Local: local, Peers: peers, Latch: l, Confirmer: conf, Markers: markers, Remote: shipper,
 		Clock: c, Metrics: m.Fanout(), Log: newSlog(log.With(zap.String("component", "fanout"))), Self: id.ID,
 	}, fanoutOptions(cfg.Fanout))
 	m.FanoutGauges(func() []telemetry.FanoutSample { return fanoutSamples(engine) })

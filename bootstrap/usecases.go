@@ -21,5 +21,6 @@ var useCaseModule = fx.Module("usecases",
 	clusterModule,
 	orphansModule,
 	fanoutModule,
+	remotesModule,
 	joinModule,
 )

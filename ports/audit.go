@@ -14,6 +14,21 @@ const (
 	AuditDecommission      = "cluster.decommission"
 	AuditDecommissionStop  = "cluster.decommission.cancel"
 	AuditClusterStreamDeny = "cluster.stream_rejected"
+
+	// Remotes (internals.md §7.10).
+	AuditRemoteCreate      = "remote.create"
+	AuditRemoteUpdate      = "remote.update"
+	AuditRemoteDelete      = "remote.delete"
+	AuditRemoteTest        = "remote.test"
+	AuditRemoteReencrypt   = "remote.reencrypt"
+	AuditRemoteList        = "remote.list"
+	AuditRemoteGet         = "remote.get"
+	AuditRemoteChildCreate = "remote_child.create"
+	AuditRemoteChildPause  = "remote_child.pause"
+	AuditRemoteChildResume = "remote_child.resume"
+	AuditRemoteChildAccept = "remote_child.accept_target"
+	AuditRemoteChildSkip   = "remote_child.skip"
+	AuditRemoteChildDelete = "remote_child.delete"
 )
 
 // Audit outcomes.

@@ -63,6 +63,9 @@ type MetadataAccess interface {
 	User(name string) (u meta.User, ok bool, err error)
 	Users() ([]meta.User, error)
 	Remotes() ([]meta.Remote, error)
+	// RemoteSalt is the cluster's salt for remote credentials, found=false
+	// before the first remote.
+	RemoteSalt() (salt []byte, found bool, err error)
 }
 
 // MetadataHistory reads the bounded journal of applied entries (the newest

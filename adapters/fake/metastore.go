@@ -418,6 +418,9 @@ func (s *MetaStore) Users() ([]meta.User, error) { return read(s, meta.Users) }
 // Remotes reads every remote.
 func (s *MetaStore) Remotes() ([]meta.Remote, error) { return read(s, meta.Remotes) }
 
+// RemoteSalt reads the cluster's salt for remote credentials.
+func (s *MetaStore) RemoteSalt() ([]byte, bool, error) { return readOne(s, meta.RemoteSalt) }
+
 // History reads the journal, newest first.
 func (s *MetaStore) History(before uint64, limit int) ([]meta.JournalEntry, error) {
 	return read(s, func(r meta.KVReader) ([]meta.JournalEntry, error) { return meta.Journal(r, before, limit) })

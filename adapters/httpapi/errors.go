@@ -59,6 +59,9 @@ var errorTable = []outcome{
 	{domain.ErrNoAssignment, http.StatusNotFound, ""},
 	{domain.ErrNoMove, http.StatusConflict, ""},
 	{domain.ErrDraining, http.StatusServiceUnavailable, msgDraining},
+	{domain.ErrRemoteNotFound, http.StatusNotFound, "remote not found"},
+	{domain.ErrPrecondition, http.StatusPreconditionFailed, ""},
+	{domain.ErrRateLimited, http.StatusTooManyRequests, ""},
 	{errBodyTimeout, http.StatusRequestTimeout, msgBodyTimeout},
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -118,6 +119,10 @@ func respondError(c *gin.Context, log *zap.Logger, err error) {
 	draining := errors.Is(err, domain.ErrDraining)
 	if draining {
 		c.Header("Retry-After", retryAfterDraining) // expected while it lasts: not logged
+	}
+	var later *domain.RetryLater
+	if errors.As(err, &later) {
+		c.Header("Retry-After", strconv.Itoa(later.Seconds))
 	}
 	if status >= http.StatusInternalServerError && !draining {
 		log.Error("request failed", zap.String("route", c.FullPath()), zap.Int("status", status), zap.Error(err))

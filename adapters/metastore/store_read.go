@@ -118,6 +118,9 @@ func (s *Store) Users() ([]meta.User, error) { return readMany(s, meta.Users) }
 // Remotes reads every remote.
 func (s *Store) Remotes() ([]meta.Remote, error) { return readMany(s, meta.Remotes) }
 
+// RemoteSalt reads the cluster's salt for remote credentials.
+func (s *Store) RemoteSalt() ([]byte, bool, error) { return readOne(s, meta.RemoteSalt) }
+
 // History reads the journal, newest first.
 func (s *Store) History(before uint64, limit int) ([]meta.JournalEntry, error) {
 	return readMany(s, func(r meta.KVReader) ([]meta.JournalEntry, error) { return meta.Journal(r, before, limit) })

@@ -15,6 +15,10 @@ import (
 // errLinkGone: the child is gone, detached, or attached at another epoch.
 var errLinkGone = errors.New("fanout: link dissolved")
 
+// ErrReread: the remote shipper could not hold a slab's unsent records;
+// the cursor reads the slab again after a backoff, without advancing.
+var ErrReread = errors.New("fanout: read the slab again")
+
 // errUnconfirmed: the leader did not confirm the link, so the cursor does
 // not anchor; the next reconcile tries again.
 var errUnconfirmed = errors.New("fanout: anchor not confirmed by the leader")
@@ -39,6 +43,7 @@ type cursor struct {
 	epoch         string
 	delayMs       int64
 	attachOffsets []int64
+	lanes         int32  // a remote child's lanes; 0 for a local child
 	rr            uint32 // keyless round-robin position
 	reason        atomic.Int32
 
@@ -52,7 +57,7 @@ func newCursor(base context.Context, e *Engine, t target) *cursor {
 	c := &cursor{
 		e: e, base: base, ctx: ctx, cancel: cancel, key: t.key,
 		ref:   partitionRef(t.key.parent, t.parentID, t.key.partition),
-		epoch: t.epoch, delayMs: t.delayMs, attachOffsets: t.attachOffsets,
+		epoch: t.epoch, delayMs: t.delayMs, attachOffsets: t.attachOffsets, lanes: t.lanes,
 		rr: uint32(t.key.partition),
 	}
 	c.next.Store(-1)
@@ -69,9 +74,20 @@ func (c *cursor) log() *slog.Logger {
 	return c.e.d.Log.With(slog.String("parent", c.ref.String()), slog.String("child", c.key.child), slog.String("epoch", c.epoch))
 }
 
+// isRemote reports whether the cursor ships a remote child.
+func (c *cursor) isRemote() bool { return c.lanes > 0 }
+
+// remoteCursor names the cursor to the shipper.
+func (c *cursor) remoteCursor() RemoteCursor {
+	return RemoteCursor{Parent: c.key.parent, ParentID: string(c.ref.TopicID), Partition: c.key.partition, Child: c.key.child, Epoch: c.epoch}
+}
+
 // run is the cursor's goroutine: copy until stopped, then clean up.
 func (c *cursor) run() {
 	defer c.cancel()
+	if c.isRemote() {
+		defer c.e.d.Remote.Stopped(c.remoteCursor())
+	}
 	err := c.loop()
 	switch {
 	case errors.Is(err, errLinkGone) || c.reason.Load() == stopLinkGone:
@@ -100,6 +116,11 @@ func (c *cursor) loop() error {
 		if _, err := c.validate(); err != nil {
 			return err // an idle cursor notices a dissolved link too
 		}
+		if c.isRemote() {
+			if err := c.e.d.Remote.Ready(c.ctx, c.remoteCursor()); err != nil {
+				return err
+			}
+		}
 		s, err := c.readSlab(next)
 		if err != nil {
 			c.readFailed(next, err)
@@ -109,7 +130,10 @@ func (c *cursor) loop() error {
 		if s.end == next {
 			continue
 		}
-		if err := c.deliver(s.recs); err != nil {
+		if err := c.deliver(s.recs); errors.Is(err, ErrReread) {
+			sleep(c.ctx, c.e.o.RetryBackoff)
+			continue
+		} else if err != nil {
 			return err
 		}
 		if err := c.advance(s); err != nil {
@@ -210,7 +234,8 @@ func (c *cursor) validate() (partitionCounts, error) {
 	if err != nil {
 		return partitionCounts{}, fmt.Errorf("fanout: read child %q: %w", c.key.child, err)
 	}
-	if !ok || child.Parent != c.key.parent || child.AttachEpoch != c.epoch || child.Partitions < 1 {
+	if !ok || child.Parent != c.key.parent || child.AttachEpoch != c.epoch || c.isRemote() != child.IsRemoteStub() ||
+		!c.isRemote() && child.Partitions < 1 {
 		return partitionCounts{}, errLinkGone
 	}
 	parent, ok, err := c.e.d.Store.Topic(c.key.parent)

@@ -25,6 +25,18 @@ var errUnplaced = errors.New("fanout: child partition not placed")
 // returns nil once every record is acknowledged, or the reason to stop
 // (never having advanced).
 func (c *cursor) deliver(recs []domain.Record) error {
+	if c.isRemote() {
+		if _, err := c.validate(); err != nil {
+			return err
+		}
+		err := c.e.d.Remote.Ship(c.ctx, c.remoteCursor(), recs)
+		if err != nil && !errors.Is(err, ErrReread) {
+			if _, verr := c.validate(); verr != nil {
+				return verr // the link changed under the send
+			}
+		}
+		return err
+	}
 	pending, copied := recs, false
 	for attempt := 0; ; attempt++ {
 		sizes, err := c.validate()

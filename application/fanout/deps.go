@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"context"
+	"github.com/narad/narad/domain"
 	"log/slog"
 	"time"
 
@@ -79,6 +80,35 @@ type Deps struct {
 	// link without attach offsets whose cursor file did not come along
 	// starts at the oldest retained offset, not the tail); nil reads none.
 	Markers ports.MoveMarkers
+	// Remote ships remote children's records (application/shipping); nil
+	// runs no cursor for a remote child.
+	Remote RemoteShipper
+}
+
+// RemoteCursor names one remote child's cursor: parent partition, stub,
+// attachment.
+type RemoteCursor struct {
+	Parent    string
+	ParentID  string
+	Partition int32
+	Child     string
+	Epoch     string
+}
+
+// RemoteShipper is the sender at the end of a remote child's cursor
+// (internals.md §7.2): the cursor reads and advances as for a local child,
+// the shipper decides when it may read and sends what it read.
+type RemoteShipper interface {
+	// Ready returns once the link may send (not paused, its remote's gate
+	// open, no stall to wait out), so a stopped link costs no reads; it
+	// returns ctx.Err() when ctx ends.
+	Ready(ctx context.Context, c RemoteCursor) error
+	// Ship sends recs, one slab in parent order, and returns nil once the
+	// target accepted, or an admin skipped, every record; any other return
+	// stops the cursor without advancing (ctx ended, the link changed).
+	Ship(ctx context.Context, c RemoteCursor, recs []domain.Record) error
+	// Stopped drops what the shipper keeps for a cursor that ended.
+	Stopped(c RemoteCursor)
 }
 
 // Options tune the engine; zero values take the spec's constants. Tests

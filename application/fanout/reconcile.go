@@ -15,6 +15,7 @@ type target struct {
 	epoch         string
 	delayMs       int64
 	attachOffsets []int64
+	lanes         int32 // a remote child's lanes; 0 for a local child
 }
 
 // linkID names one attachment: a link at one epoch.
@@ -74,8 +75,8 @@ func (e *Engine) desired() (map[cursorKey]target, map[linkID]bool, error) {
 	owned := map[string]ownedParent{}
 	for _, l := range links {
 		live[linkID{l.Parent, l.Child, l.Epoch}] = true
-		if l.Remote != nil {
-			continue // a remote child's cursors ship elsewhere
+		if l.Remote != nil && e.d.Remote == nil {
+			continue // this engine ships to no remote
 		}
 		op, ok := owned[l.Parent]
 		if !ok {
@@ -86,7 +87,11 @@ func (e *Engine) desired() (map[cursorKey]target, map[linkID]bool, error) {
 		}
 		for _, p := range op.partitions {
 			k := cursorKey{parent: l.Parent, partition: p, child: l.Child}
-			want[k] = target{key: k, parentID: op.id, epoch: l.Epoch, delayMs: l.DelayMs, attachOffsets: l.AttachOffsets}
+			t := target{key: k, parentID: op.id, epoch: l.Epoch, delayMs: l.DelayMs, attachOffsets: l.AttachOffsets}
+			if l.Remote != nil {
+				t.lanes = max(l.Remote.Lanes, 1)
+			}
+			want[k] = t
 		}
 	}
 	return want, live, nil

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"errors"
+	"github.com/narad/narad/domain/remote"
 	"time"
 
 	"github.com/narad/narad/domain"
@@ -49,7 +50,8 @@ func (c *cursor) readSlab(next int64) (slab, error) {
 			s.dropBehind(b)
 			continue
 		}
-		recs, err := c.e.d.Logs.Read(c.ctx, c.ref, s.end, c.e.o.BatchMaxRecords, c.e.o.BatchMaxBytes)
+		maxRecords, maxBytes := c.slabCaps()
+		recs, err := c.e.d.Logs.Read(c.ctx, c.ref, s.end, maxRecords, maxBytes)
 		switch {
 		case err == nil:
 			return c.fill(s, recs), nil
@@ -115,13 +117,14 @@ func (c *cursor) fill(s slab, recs []domain.Record) slab {
 func (c *cursor) topUp(recs []domain.Record) []domain.Record {
 	deadline := time.Now().Add(c.e.o.Linger)
 	size := keyPayloadBytes(recs)
-	for len(recs) < c.e.o.BatchMaxRecords && size < c.e.o.BatchMaxBytes {
+	maxRecords, maxBytes := c.slabCaps()
+	for len(recs) < maxRecords && size < maxBytes {
 		from := recs[len(recs)-1].Offset + 1
 		w, err := c.e.d.Logs.Changed(c.ref)
 		if err != nil {
 			return recs
 		}
-		more, err := c.e.d.Logs.Read(c.ctx, c.ref, from, c.e.o.BatchMaxRecords-len(recs), c.e.o.BatchMaxBytes-size)
+		more, err := c.e.d.Logs.Read(c.ctx, c.ref, from, maxRecords-len(recs), maxBytes-size)
 		if errors.Is(err, domain.ErrOffsetNotWritten) {
 			if !waitFor(c.ctx, w, time.Until(deadline)) {
 				return recs
@@ -185,4 +188,15 @@ func (c *cursor) noteDue(due []domain.Record, blockedAt int64) {
 func (c *cursor) sleepUntilDue(blockedAt int64) {
 	wait := time.Duration(blockedAt+c.delayMs-c.e.d.Clock.Now().UnixMilli()) * time.Millisecond
 	sleep(c.ctx, min(max(wait, time.Millisecond), c.e.o.DelaySleepMax))
+}
+
+// slabCaps are a slab's record and byte caps: the engine's, and for a
+// remote child at most 500 records and 1 MiB per lane (internals.md §7.2).
+func (c *cursor) slabCaps() (records, bytes int) {
+	records, bytes = c.e.o.BatchMaxRecords, c.e.o.BatchMaxBytes
+	if c.isRemote() {
+		records = min(records, int(c.lanes)*remote.SlabMaxRecordsPerLane)
+		bytes = min(bytes, int(c.lanes)*remote.SlabMaxBytesPerLane)
+	}
+	return records, bytes
 }

@@ -5,7 +5,7 @@ import "slices"
 // validateUnbuilt refuses a value other than the default for the keys this
 // build parses (so a configuration file written for the original Narad
 // still loads) but does not act on yet: the Raft snapshot timer, the cold
-// retention walk, and the remote replication section. Accepting them
+// retention walk. Accepting them
 // silently would let an operator believe a setting took effect.
 func (c Config) validateUnbuilt(bad func(string, ...any)) {
 	d := Default()
@@ -13,11 +13,6 @@ func (c Config) validateUnbuilt(bad func(string, ...any)) {
 		"storage.cold_retention_walk_ms": c.Storage.ColdRetentionWalkMs != d.Storage.ColdRetentionWalkMs,
 		"cluster.raft_snapshot_interval": c.Cluster.RaftSnapshotInterval != d.Cluster.RaftSnapshotInterval,
 		"cluster.raft_trailing_logs":     c.Cluster.RaftTrailingLogs != d.Cluster.RaftTrailingLogs,
-		"remotes.allowed_hosts":          !slices.Equal(c.Remotes.AllowedHosts, d.Remotes.AllowedHosts),
-		"remotes.allowed_ports":          !slices.Equal(c.Remotes.AllowedPorts, d.Remotes.AllowedPorts),
-		"remotes.allow_addresses":        !slices.Equal(c.Remotes.AllowAddresses, d.Remotes.AllowAddresses),
-		"remotes.max_held_bytes":         c.Remotes.MaxHeldBytes != d.Remotes.MaxHeldBytes,
-		"remotes.api_hop_encrypted":      c.Remotes.APIHopEncrypted != d.Remotes.APIHopEncrypted,
 	}
 	keys := make([]string, 0, len(unbuilt))
 	for k, set := range unbuilt {

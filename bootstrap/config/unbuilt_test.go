@@ -14,7 +14,7 @@ func TestUnbuiltKeysAreRefusedWhenSet(t *testing.T) {
 	}
 	for key, v := range map[string]string{
 		"NARAD_CLUSTER_RAFT_SNAPSHOT_INTERVAL": "300s",
-		"NARAD_REMOTES_API_HOP_ENCRYPTED":      "true",
+		"NARAD_CLUSTER_RAFT_TRAILING_LOGS":     "500",
 	} {
 		e := map[string]string{key: v}
 		for k, bv := range base {

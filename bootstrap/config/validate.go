@@ -31,6 +31,7 @@ func (c Config) Validate() error {
 	c.validateTopic(bad)
 	c.validateSecurity(bad)
 	c.validateUnbuilt(bad)
+	c.validateRemotes(bad)
 	if c.Fanout.MaxBatchRecords <= 0 {
 		bad("fanout.max_batch_records (%d) must be > 0", c.Fanout.MaxBatchRecords)
 	}

@@ -146,3 +146,13 @@ func Remotes(r KVReader) ([]Remote, error) {
 func ReadRemote(r KVReader, name string) (Remote, bool, error) {
 	return getJSON[Remote](r, remoteKey(name))
 }
+
+// RemoteSalt returns the cluster's salt for remote credentials (internals.md
+// §7.6), minted by the first remote create; found=false before it.
+func RemoteSalt(r KVReader) ([]byte, bool, error) {
+	v, found, err := r.Get([]byte(keyRemoteSalt))
+	if err != nil || !found {
+		return nil, false, err
+	}
+	return append([]byte(nil), v...), true, nil
+}

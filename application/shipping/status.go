@@ -1,0 +1,42 @@
+package shipping
+
+import (
+	"sort"
+
+	"github.com/narad/narad/application/fanout"
+)
+
+// CursorStatus is one remote child cursor as this node sees it: its link
+// state, the record it is stuck on and its last successes.
+type CursorStatus struct {
+	Cursor      fanout.RemoteCursor
+	State       string
+	BlockedAt   int64 // -1 when not stuck
+	LastOKMs    int64 // last accepted request, Unix ms; 0 before one
+	LastCheckMs int64 // last successful target check, Unix ms; 0 before one
+}
+
+// Statuses returns every cursor the shipper serves, by parent, child and
+// partition.
+func (s *Shipper) Statuses() []CursorStatus {
+	s.mu.Lock()
+	out := make([]CursorStatus, 0, len(s.cursors))
+	for c, cs := range s.cursors {
+		cs.mu.Lock()
+		out = append(out, CursorStatus{Cursor: c, State: cs.state.String(), BlockedAt: cs.blockedAt,
+			LastOKMs: cs.lastOKMs, LastCheckMs: cs.lastCheckMs})
+		cs.mu.Unlock()
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Cursor, out[j].Cursor
+		if a.Parent != b.Parent {
+			return a.Parent < b.Parent
+		}
+		if a.Child != b.Child {
+			return a.Child < b.Child
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
