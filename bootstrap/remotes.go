@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/remotehttp"
 	"github.com/narad/narad/adapters/remotekeys"
 	"github.com/narad/narad/application/remotes"
@@ -52,13 +54,41 @@ func newRemoteCache(lc fx.Lifecycle, cfg config.Config, s ports.MetadataStore, k
 	return c
 }
 
-func newRemotesService(cfg config.Config, id NodeIdentity, s ports.MetadataStore, k ports.RemoteKeyring, t ports.RemoteTransport,
-	c ports.Clock, a ports.AuditLog, cache *remotes.Cache) (*remotes.Service, error) {
+// remotesDeps are the ports of the remotes use cases fx hands over.
+type remotesDeps struct {
+	fx.In
+	Store     ports.MetadataStore
+	Keyring   ports.RemoteKeyring
+	Transport ports.RemoteTransport
+	Clock     ports.Clock
+	Audit     ports.AuditLog
+	Logs      ports.PartitionLogs
+	Peers     *quicpeer.Peers
+	Shipper   *shipping.Shipper
+}
+
+func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache *remotes.Cache) (*remotes.Service, error) {
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
-		remotes.Deps{Store: s, Keyring: k, Transport: t, Clock: c, Audit: a, Random: rand.Reader}, cache)
+		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
+			Bounds: d.Logs, PeerStats: d.Peers, Stuck: stuckAsker{self: id.ID, shipper: d.Shipper}}, cache)
 }
 
 func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, log *zap.Logger) *shipping.Shipper {
 	return shipping.New(shipping.Deps{Store: s, Clients: cache, Clock: c, MaxHeldBytes: cfg.Remotes.MaxHeldBytes,
 		Log: newSlog(log.With(zap.String("component", "remotes")))})
+}
+
+// stuckAsker answers where a remote child's cursor is stuck: this node's
+// shipper for its own cursors.
+type stuckAsker struct {
+	self    string
+	shipper *shipping.Shipper
+}
+
+func (a stuckAsker) BlockedAt(_ context.Context, node, parent string, partition int32, child string) (remotes.Blocked, error) {
+	if node != a.self {
+		return remotes.Blocked{}, fmt.Errorf("node %s runs that cursor; ask it there", node)
+	}
+	off, state := a.shipper.BlockedAt(parent, partition, child)
+	return remotes.Blocked{Offset: off, State: state}, nil
 }

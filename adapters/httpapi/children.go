@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/narad/narad/application/topics"
-	"github.com/narad/narad/domain/access"
 	"github.com/narad/narad/domain/meta"
 )
 
@@ -93,33 +92,6 @@ func (h *topicHandlers) listChildren(c *gin.Context) {
 		out.Children = append(out.Children, childJSON{Name: ch.Name, DelayMs: ch.DelayMs, LagMessages: ch.LagMessages, LagComplete: ch.LagComplete})
 	}
 	respondJSON(c, http.StatusOK, out)
-}
-
-// attachRemote answers a remote child's create: the fields are checked and
-// the access rule applied (admin with security on), then a remote that is
-// not registered is a 400; this node has no remote plane to go further
-// (501).
-func (h *topicHandlers) attachRemote(c *gin.Context, b attachBody) {
-	if b.Remote == nil {
-		respondError(c, h.log, clientErr(http.StatusBadRequest, "remote_topic, from, lanes and dry_run are fields of a remote child and need remote"))
-		return
-	}
-	if !allow(c, h.log, access.Request{Op: access.OpRemote}) {
-		return
-	}
-	if err := checkRemoteChildFields(b); err != nil {
-		respondError(c, h.log, err)
-		return
-	}
-	known, err := h.svc.RemoteRegistered(*b.Remote)
-	switch {
-	case err != nil:
-		respondError(c, h.log, err)
-	case !known:
-		respondError(c, h.log, clientErr(http.StatusBadRequest, "remote %q is not registered", *b.Remote))
-	default:
-		writeError(c, http.StatusNotImplemented, "remote children are not available on this node")
-	}
 }
 
 func checkRemoteChildFields(b attachBody) error {

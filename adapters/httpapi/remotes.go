@@ -16,16 +16,15 @@ import (
 
 // Answers of the remote plane (api.md §2.18).
 const (
-	msgRemotesNotAvailable = "remotes are not available on this node"
-	remoteBodyMaxBytes     = 128 << 10
+	remoteBodyMaxBytes = 128 << 10
 )
 
 // errRemoteBodyTooLarge: a remotes body over 128 KiB (api.md §2.18).
 var errRemoteBodyTooLarge = clientErr(http.StatusRequestEntityTooLarge, "request body too large")
 
-// RemoteRoutes serve the remotes routes (api.md §1 rows 32-38) over the
-// remotes use case, and the remote-child routes (13-15), which answer 501
-// until remote children ship. Every answer is marked no-store; the access
+// RemoteRoutes serve the remotes routes (api.md §1 rows 32-38) and the
+// remote-child routes (13-15) over the remotes use case. Every answer is
+// marked no-store; the access
 // rule (admin with security on; 403 "remotes require security" with it
 // off) runs before anything is read.
 func RemoteRoutes(svc *remotes.Service, log *zap.Logger) []Route {
@@ -42,8 +41,11 @@ func RemoteRoutes(svc *remotes.Service, log *zap.Logger) []Route {
 		{Method: http.MethodPost, Path: "/v1/remotes/:name/test", Handle: h.guard(h.test)},
 		{Method: http.MethodPost, Path: "/v1/cluster/reencrypt-remotes", Handle: h.guard(h.reencrypt)},
 	}
-	for _, verb := range []string{"pause", "resume", "skip"} {
-		routes = append(routes, Route{Method: http.MethodPost, Path: "/v1/topics/:topic/children/:child/" + verb, Handle: h.guard(h.unavailable)})
+	for _, r := range []struct {
+		verb   string
+		handle gin.HandlerFunc
+	}{{"pause", h.pause}, {"resume", h.resume}, {"skip", h.skip}} {
+		routes = append(routes, Route{Method: http.MethodPost, Path: "/v1/topics/:topic/children/:child/" + r.verb, Handle: h.guard(r.handle)})
 	}
 	return routes
 }
@@ -62,10 +64,6 @@ func (h remoteHandlers) guard(next gin.HandlerFunc) gin.HandlerFunc {
 			next(c)
 		}
 	}
-}
-
-func (h remoteHandlers) unavailable(c *gin.Context) {
-	writeError(c, http.StatusNotImplemented, "remote children are not available on this node")
 }
 
 // decodeRemoteBody decodes a remotes body of at most 128 KiB, strictly.

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/application/remotes"
 	"github.com/narad/narad/application/topics"
 	"github.com/narad/narad/domain/meta"
 )
@@ -22,8 +23,8 @@ const topicBodyMaxBytes = 1 << 20
 // The caller's grants and ownership are judged by the use case on the
 // records it reads; owner is the authenticated creator (a client-supplied
 // owner is ignored).
-func TopicRoutes(svc *topics.Service, log *zap.Logger) []Route {
-	h := &topicHandlers{svc: svc, log: log}
+func TopicRoutes(svc *topics.Service, rem *remotes.Service, log *zap.Logger) []Route {
+	h := &topicHandlers{svc: svc, rem: rem, log: log}
 	return []Route{
 		{Method: http.MethodPost, Path: "/v1/topics", Handle: h.create},
 		{Method: http.MethodGet, Path: "/v1/topics", Handle: h.list},
@@ -39,6 +40,7 @@ func TopicRoutes(svc *topics.Service, log *zap.Logger) []Route {
 
 type topicHandlers struct {
 	svc *topics.Service
+	rem *remotes.Service // nil: no remote plane (remote children answer 501)
 	log *zap.Logger
 }
 
@@ -299,6 +301,8 @@ type topicJSON struct {
 	AttachEpoch         string   `json:"attach_epoch,omitempty"`
 	FanoutDelayMs       int64    `json:"fanout_delay_ms,omitempty"`
 	AttachOffsets       []int64  `json:"attach_offsets,omitempty"`
+	// Remote is a remote child's link (api.md §2.10.2).
+	Remote *remoteLinkJSON `json:"remote,omitempty"`
 }
 
 // topicDescribeJSON adds what only describe returns (api.md §2.7).
@@ -347,6 +351,7 @@ func topicView(t meta.Topic) topicJSON {
 		VisibilityTimeoutMs: t.VisibilityTimeoutMs, MaxInFlight: t.MaxInFlight, MaxAckedAhead: t.MaxAckedAhead,
 		CreatedAt: t.CreatedAt, Owner: t.Owner, Role: t.Role(), Children: t.Children, Parent: t.Parent,
 		AttachEpoch: t.AttachEpoch, FanoutDelayMs: t.FanoutDelayMs, AttachOffsets: t.AttachOffsets,
+		Remote: remoteLinkView(t.Remote, false),
 	}
 }
 

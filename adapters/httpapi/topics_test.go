@@ -40,7 +40,7 @@ func newTopicRig(t testing.TB, opts ...topics.Option) *topicRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.e = NewEngine(zap.NewNop(), TopicRoutes(svc, zap.NewNop())...)
+	r.e = NewEngine(zap.NewNop(), TopicRoutes(svc, nil, zap.NewNop())...)
 	return r
 }
 

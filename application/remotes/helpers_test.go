@@ -34,6 +34,26 @@ type fixture struct {
 	cache     *remotes.Cache
 	svc       *remotes.Service
 	decrypts  *counter
+	logs      *fake.PartitionLogs
+	stuck     *stuckFake
+}
+
+// stuckFake answers where a cursor is stuck.
+type stuckFake struct {
+	mu sync.Mutex
+	at remotes.Blocked
+}
+
+func (s *stuckFake) set(b remotes.Blocked) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at = b
+}
+
+func (s *stuckFake) BlockedAt(context.Context, string, string, int32, string) (remotes.Blocked, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.at, nil
 }
 
 type counter struct {
@@ -57,13 +77,14 @@ func newFixture(t *testing.T, hop bool) *fixture {
 	t.Helper()
 	f := &fixture{meta: fake.NewMetaStore(), keyring: fake.NewRemoteKeyring("secret-a"),
 		transport: fake.NewRemoteTransport(), clock: fake.NewClock(startTime), audit: &fake.Audit{},
-		decrypts: &counter{n: map[string]int{}}}
+		decrypts: &counter{n: map[string]int{}}, logs: fake.NewPartitionLogs(), stuck: &stuckFake{at: remotes.Blocked{Offset: -1}}}
 	t.Cleanup(f.meta.Close)
 	f.cache = remotes.NewCache(remotes.CacheDeps{Store: f.meta, Keyring: f.keyring, Transport: f.transport,
 		Secured: true, Decrypted: f.decrypts.add})
 	t.Cleanup(f.cache.Close)
 	svc, err := remotes.New(remotes.Options{Self: "n1", APIHopEncrypted: hop},
-		remotes.Deps{Store: f.meta, Keyring: f.keyring, Transport: f.transport, Clock: f.clock, Audit: f.audit, Random: rand.Reader}, f.cache)
+		remotes.Deps{Store: f.meta, Keyring: f.keyring, Transport: f.transport, Clock: f.clock, Audit: f.audit, Random: rand.Reader,
+			Bounds: f.logs, Stuck: f.stuck}, f.cache)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,13 @@ type Deps struct {
 	Audit     ports.AuditLog
 	// Random supplies ids and the cluster salt (crypto/rand in production).
 	Random io.Reader
+	// Bounds, PeerStats and Frontiers resolve a remote child's start
+	// offsets; Stuck says where a cursor is blocked. nil ones make the
+	// remote-child writes that need them answer 503.
+	Bounds    Bounds
+	PeerStats ports.PeerStats
+	Frontiers Frontiers
+	Stuck     Stuck
 }
 
 // Service runs the remotes use cases of one node. Safe for concurrent use.
@@ -44,6 +51,7 @@ type Service struct {
 	o      Options
 	d      Deps
 	writes *window  // remote writes taken by this node (api.md §2.18)
+	childW *window  // remote-child writes taken by this node (internals.md §7.1)
 	checks *spacing // target checks per remote on this node (internals.md §7.1)
 	cache  *Cache
 }
@@ -53,7 +61,7 @@ func New(o Options, d Deps, cache *Cache) (*Service, error) {
 	if d.Store == nil || d.Keyring == nil || d.Transport == nil || d.Clock == nil || d.Audit == nil || d.Random == nil || cache == nil {
 		return nil, fmt.Errorf("nil dependency: %w", ErrInvalidConfig)
 	}
-	return &Service{o: o, d: d, writes: newWindow(writesPerWindowMax, writesWindow),
+	return &Service{o: o, d: d, writes: newWindow(writesPerWindowMax, writesWindow), childW: newWindow(childWritesPerWindowMax, writesWindow),
 		checks: newSpacing(checkSpacing), cache: cache}, nil
 }
 

@@ -40,3 +40,19 @@ func (s *Shipper) Statuses() []CursorStatus {
 	})
 	return out
 }
+
+// BlockedAt says where this node's cursor of parent's partition for child
+// is stuck: the offset and state, or -1 when it is not blocked on a record
+// (or runs elsewhere).
+func (s *Shipper) BlockedAt(parent string, partition int32, child string) (offset int64, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, cs := range s.cursors {
+		if c.Parent == parent && c.Partition == partition && c.Child == child {
+			cs.mu.Lock()
+			defer cs.mu.Unlock()
+			return cs.blockedAt, cs.state.String()
+		}
+	}
+	return -1, ""
+}

@@ -49,18 +49,3 @@ func readable(p access.Principal, ts []meta.Topic) []meta.Topic {
 	}
 	return out
 }
-
-// RemoteRegistered reports whether a remote of that name is registered in
-// the local replica.
-func (s *Service) RemoteRegistered(name string) (bool, error) {
-	remotes, err := s.store.Remotes()
-	if err != nil {
-		return false, readFailure(err)
-	}
-	for _, r := range remotes {
-		if r.Name == name {
-			return true, nil
-		}
-	}
-	return false, nil
-}

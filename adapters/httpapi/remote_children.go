@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/narad/narad/application/remotes"
+	"github.com/narad/narad/domain/access"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/remote"
+)
+
+// remoteLinkJSON is a stub's remote object (api.md §2.10.2); paused_by and
+// created_by only for admins.
+type remoteLinkJSON struct {
+	Name        string             `json:"name"`
+	Topic       string             `json:"topic"`
+	TargetID    string             `json:"target_id,omitempty"`
+	From        string             `json:"from"`
+	Lanes       int32              `json:"lanes"`
+	Paused      bool               `json:"paused,omitempty"`
+	PauseReason string             `json:"pause_reason,omitempty"`
+	PausedBy    string             `json:"paused_by,omitempty"`
+	PausedAtMs  int64              `json:"paused_at_ms,omitempty"`
+	Skip        map[string][]int64 `json:"skip,omitempty"`
+	CreatedBy   string             `json:"created_by,omitempty"`
+}
+
+func remoteLinkView(l *meta.RemoteLink, admin bool) *remoteLinkJSON {
+	if l == nil {
+		return nil
+	}
+	out := &remoteLinkJSON{Name: l.Name, Topic: l.Topic, TargetID: l.TargetID, From: l.From, Lanes: l.Lanes,
+		Paused: l.Paused, PauseReason: l.PauseReason, PausedAtMs: l.PausedAtMs}
+	if admin {
+		out.PausedBy, out.CreatedBy = l.PausedBy, l.CreatedBy
+	}
+	if len(l.Skip) > 0 {
+		out.Skip = make(map[string][]int64, len(l.Skip))
+		for _, s := range l.Skip {
+			out.Skip[strconv.Itoa(int(s.Partition))] = s.Offsets
+		}
+	}
+	return out
+}
+
+// stubView is a stub as the admin-only routes answer it.
+func stubView(t meta.Topic) topicJSON {
+	v := topicView(t)
+	v.Remote = remoteLinkView(t.Remote, true)
+	return v
+}
+
+// attachRemote creates a remote child (api.md §2.10.2): the fields are
+// checked and the access rule applied (admin with security on), then the
+// remotes use case runs the checks and writes the stub (201), or answers a
+// dry run (200).
+func (h *topicHandlers) attachRemote(c *gin.Context, b attachBody) {
+	if b.Remote == nil {
+		respondError(c, h.log, clientErr(http.StatusBadRequest, "remote_topic, from, lanes and dry_run are fields of a remote child and need remote"))
+		return
+	}
+	if !allow(c, h.log, access.Request{Op: access.OpRemote}) {
+		return
+	}
+	if err := checkRemoteChildFields(b); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	if h.rem == nil {
+		writeError(c, http.StatusNotImplemented, "remote children are not available on this node")
+		return
+	}
+	req := remotes.AttachRequest{Parent: c.Param("topic"), Child: b.Child, Remote: *b.Remote, DelayMs: b.DelayMs,
+		RemoteTopic: deref(b.RemoteTopic), From: deref(b.From), DryRun: b.DryRun != nil && *b.DryRun}
+	if b.Lanes != nil {
+		req.Lanes = int32(*b.Lanes)
+	}
+	out, err := h.rem.AttachChild(c.Request.Context(), principalOf(c), req)
+	if err != nil {
+		respondRemoteError(c, h.log, err)
+		return
+	}
+	if out.DryRun {
+		body := map[string]any{"dry_run": true, "attach_offsets": out.Offsets, "checks": reportViews(out.Checks), "warnings": out.Warnings}
+		respondJSON(c, http.StatusOK, body)
+		return
+	}
+	respondJSON(c, http.StatusCreated, struct {
+		topicJSON
+		Warnings []string `json:"warnings,omitempty"`
+	}{stubView(out.Stub), out.Warnings})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// respondRemoteError answers a remote-child write's error: a failed check
+// with its class's status and the members' reports, a skip that does not
+// match where the link is stuck with blocked_at.
+func respondRemoteError(c *gin.Context, log *zap.Logger, err error) {
+	var ce *remotes.CheckError
+	var se *remotes.SkipError
+	switch {
+	case errors.As(err, &ce):
+		respondJSON(c, remote.HTTPStatus(ce.Class), map[string]any{"error": ce.Error(), "class": ce.Class, "checks": reportViews(ce.Checks)})
+	case errors.As(err, &se):
+		var at any
+		if se.At != nil {
+			at = map[string]any{"partition": se.Partition, "offset": se.At.Offset, "state": se.At.State}
+		}
+		respondJSON(c, http.StatusConflict, map[string]any{"error": se.Error(), "blocked_at": at})
+	default:
+		respondError(c, log, err)
+	}
+}
+
+func reportViews(rs []remotes.Report) []reportJSON {
+	out := make([]reportJSON, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, reportView(r))
+	}
+	return out
+}
+
+// pause, resume and skip change a remote child's link (api.md §2.12.1) and
+// answer the stub.
+func (h remoteHandlers) pause(c *gin.Context) {
+	var b struct {
+		Reason string `json:"reason"`
+	}
+	if !h.decodeOptional(c, &b) {
+		return
+	}
+	stub, err := h.svc.Pause(c.Request.Context(), principalOf(c), c.Param("topic"), c.Param("child"), b.Reason)
+	h.answerStub(c, stub, err)
+}
+
+func (h remoteHandlers) resume(c *gin.Context) {
+	var b struct {
+		AcceptTarget bool `json:"accept_target"`
+	}
+	if !h.decodeOptional(c, &b) {
+		return
+	}
+	stub, err := h.svc.Resume(c.Request.Context(), principalOf(c), c.Param("topic"), c.Param("child"), b.AcceptTarget)
+	h.answerStub(c, stub, err)
+}
+
+func (h remoteHandlers) skip(c *gin.Context) {
+	var b struct {
+		Partition *int64 `json:"partition"`
+		Offset    *int64 `json:"offset"`
+	}
+	if err := decodeRemoteBody(c.Request.Body, &b); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	if b.Partition == nil || b.Offset == nil || *b.Partition < 0 || *b.Partition > maxPartitionIndex || *b.Offset < 0 {
+		respondError(c, h.log, clientErr(http.StatusBadRequest, "partition and offset are required, both >= 0"))
+		return
+	}
+	stub, err := h.svc.Skip(c.Request.Context(), principalOf(c), c.Param("topic"), c.Param("child"), int32(*b.Partition), *b.Offset)
+	h.answerStub(c, stub, err)
+}
+
+// maxPartitionIndex bounds a partition number a body may name.
+const maxPartitionIndex = 1<<31 - 1
+
+// decodeOptional decodes an optional body (empty = the defaults); false
+// when it answered an error.
+func (h remoteHandlers) decodeOptional(c *gin.Context, v any) bool {
+	if c.Request.ContentLength == 0 {
+		return true
+	}
+	if err := decodeRemoteBody(c.Request.Body, v); err != nil {
+		respondError(c, h.log, err)
+		return false
+	}
+	return true
+}
+
+func (h remoteHandlers) answerStub(c *gin.Context, stub meta.Topic, err error) {
+	if err != nil {
+		respondRemoteError(c, h.log, err)
+		return
+	}
+	respondJSON(c, http.StatusOK, stubView(stub))
+}
