@@ -40,6 +40,10 @@ var clusterModule = fx.Module("cluster",
 		newPartitionStats,
 		fx.Annotate(func(p *quicpeer.Peers) ports.PeerCommitter { return p }),
 		func(p *quicpeer.Peers) ports.PeerStatus { return p },
+		// `from: unconsumed` attaches read each parent partition's consumer
+		// frontier on its owner: here, or over op 38.
+		func(s *consume.Service) ports.ConsumerFrontiers { return s },
+		func(p *quicpeer.Peers) ports.PeerFrontiers { return p },
 		newStatusReporter,
 	),
 	fx.Invoke(servePeers),
@@ -124,6 +128,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterConsume(srv, svc.Owner()) // the owner view never forwards again
 	quicpeer.RegisterSettle(srv, svc.Owner())
 	quicpeer.RegisterPartitionStats(srv, stats)
+	quicpeer.RegisterConsumerFrontiers(srv, svc) // op 38: this node's partitions only
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	quicpeer.RegisterNodeStatus(srv, status)

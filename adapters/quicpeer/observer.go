@@ -54,7 +54,7 @@ var opLabels = map[Op]string{
 	OpAppliedIndex: "applied_index", OpTokenRegister: "token_register", OpTokenNotify: "token_notify",
 	OpAckBatch: "ack_batch", OpNodeStatus: "node_status", OpForgetServer: "forget_server",
 	OpRemoteWrite: "remote_write", OpRemoteCheck: "remote_check",
-	OpCommitProduceBatches: "commit_produce_batches",
+	OpCommitProduceBatches: "commit_produce_batches", OpConsumerFrontiers: "consumer_frontiers",
 }
 
 // OpLabel is op's label value in the RPC metrics ("unknown" for a byte no

@@ -48,4 +48,8 @@ const (
 	// requests for one owner in one round trip (commit_group_codec.go).
 	// Not in the spec's list yet: this node's extension, numbered next.
 	OpCommitProduceBatches Op = 37
+	// OpConsumerFrontiers reads the consumer ack frontier of partitions on
+	// their owner, for a remote child attached `from: unconsumed`
+	// (frontiers_codec.go). Not in the spec's list yet: numbered next.
+	OpConsumerFrontiers Op = 38
 )
