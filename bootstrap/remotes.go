@@ -12,9 +12,11 @@ import (
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/remotehttp"
 	"github.com/narad/narad/adapters/remotekeys"
+	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/remotes"
 	"github.com/narad/narad/application/shipping"
 	"github.com/narad/narad/bootstrap/config"
+	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
 
@@ -24,19 +26,66 @@ import (
 // children's fan-out cursors.
 var remotesModule = fx.Module("remotes",
 	fx.Provide(
+		newRemoteSampler,
+		newRemoteMetrics,
 		newRemoteKeyring,
 		newRemoteTransport,
 		newRemoteCache,
 		newRemotesService,
 		newShipper,
 	),
+	fx.Invoke(sampleRemotes),
 )
+
+// remoteSampler answers the remote gauges at scrape time; its parts are
+// set once the graph is built (sampleRemotes).
+type remoteSampler struct {
+	store   ports.MetadataStore
+	shipper *shipping.Shipper
+	cache   *remotes.Cache
+	allow   bool
+	plain   bool
+}
+
+func newRemoteSampler(cfg config.Config, s ports.MetadataStore) *remoteSampler {
+	return &remoteSampler{store: s, allow: len(cfg.Remotes.AllowedHosts) > 0,
+		plain: cfg.Security.ClusterTLSCertFile == "" && len(cfg.Cluster.Peers) > 0}
+}
+
+func newRemoteMetrics(m *telemetry.Metrics, r *remoteSampler) *telemetry.RemoteMetrics {
+	return m.Remotes(r.sample)
+}
+
+func sampleRemotes(r *remoteSampler, sh *shipping.Shipper, c *remotes.Cache) {
+	r.shipper, r.cache = sh, c
+}
+
+func (r *remoteSampler) sample() telemetry.RemoteSample {
+	out := telemetry.RemoteSample{Allowlist: r.allow, PlainRaft: r.plain}
+	if r.shipper == nil {
+		return out
+	}
+	out.HeldBytes = r.shipper.HeldBytes()
+	for _, st := range r.shipper.Statuses() {
+		out.Cursors = append(out.Cursors, telemetry.RemoteCursorSample{Parent: st.Cursor.Parent, Child: st.Cursor.Child,
+			Partition: st.Cursor.Partition, State: st.State, LastOKMs: st.LastOKMs})
+	}
+	all, err := r.store.Remotes()
+	if err != nil {
+		return out
+	}
+	out.RemotesExist = len(all) > 0
+	for _, rem := range all {
+		out.Credentials = append(out.Credentials, telemetry.RemoteCredentialSample{Remote: rem.Name, State: r.cache.State(rem, "").State})
+	}
+	return out
+}
 
 func newRemoteKeyring(cfg config.Config) ports.RemoteKeyring {
 	return remotekeys.New(cfg.Secrets.ClusterSecret, cfg.Secrets.ClusterSecretPrevious)
 }
 
-func newRemoteTransport(cfg config.Config) (ports.RemoteTransport, error) {
+func newRemoteTransport(cfg config.Config, m *telemetry.RemoteMetrics) (ports.RemoteTransport, error) {
 	allow := make([]netip.Prefix, 0, len(cfg.Remotes.AllowAddresses))
 	for _, a := range cfg.Remotes.AllowAddresses {
 		p, err := netip.ParsePrefix(a)
@@ -45,11 +94,13 @@ func newRemoteTransport(cfg config.Config) (ports.RemoteTransport, error) {
 		}
 		allow = append(allow, p)
 	}
-	return remotehttp.New(remotehttp.Options{AllowedPorts: cfg.Remotes.AllowedPorts, AllowedHosts: cfg.Remotes.AllowedHosts, AllowAddresses: allow})
+	return remotehttp.New(remotehttp.Options{AllowedPorts: cfg.Remotes.AllowedPorts, AllowedHosts: cfg.Remotes.AllowedHosts,
+		AllowAddresses: allow, Metrics: m.DestinationRefused})
 }
 
-func newRemoteCache(lc fx.Lifecycle, cfg config.Config, s ports.MetadataStore, k ports.RemoteKeyring, t ports.RemoteTransport) *remotes.Cache {
-	c := remotes.NewCache(remotes.CacheDeps{Store: s, Keyring: k, Transport: t, Secured: cfg.Security.Enabled})
+func newRemoteCache(lc fx.Lifecycle, cfg config.Config, s ports.MetadataStore, k ports.RemoteKeyring, t ports.RemoteTransport,
+	m *telemetry.RemoteMetrics) *remotes.Cache {
+	c := remotes.NewCache(remotes.CacheDeps{Store: s, Keyring: k, Transport: t, Secured: cfg.Security.Enabled, Decrypted: m.Decrypted})
 	lc.Append(fx.StopHook(c.Close))
 	return c
 }
@@ -65,16 +116,18 @@ type remotesDeps struct {
 	Logs      ports.PartitionLogs
 	Peers     *quicpeer.Peers
 	Shipper   *shipping.Shipper
+	Local     ports.ConsumerFrontiers
+	Remote    ports.PeerFrontiers
 }
 
 func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache *remotes.Cache) (*remotes.Service, error) {
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
-			Bounds: d.Logs, PeerStats: d.Peers, Stuck: stuckAsker{self: id.ID, shipper: d.Shipper}}, cache)
+			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: stuckAsker{self: id.ID, shipper: d.Shipper}}, cache)
 }
 
-func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, log *zap.Logger) *shipping.Shipper {
-	return shipping.New(shipping.Deps{Store: s, Clients: cache, Clock: c, MaxHeldBytes: cfg.Remotes.MaxHeldBytes,
+func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, m *telemetry.RemoteMetrics, log *zap.Logger) *shipping.Shipper {
+	return shipping.New(shipping.Deps{Store: s, Clients: cache, Clock: c, MaxHeldBytes: cfg.Remotes.MaxHeldBytes, Metrics: m,
 		Log: newSlog(log.With(zap.String("component", "remotes")))})
 }
 
@@ -91,4 +144,18 @@ func (a stuckAsker) BlockedAt(_ context.Context, node, parent string, partition 
 	}
 	off, state := a.shipper.BlockedAt(parent, partition, child)
 	return remotes.Blocked{Offset: off, State: state}, nil
+}
+
+// frontiers reads consumer frontiers from this node or from the owner.
+type frontiers struct {
+	self  string
+	local ports.ConsumerFrontiers
+	peers ports.PeerFrontiers
+}
+
+func (f frontiers) Unconsumed(ctx context.Context, node, topic string, id domain.TopicID, parts []int32) ([]int64, error) {
+	if node == f.self {
+		return f.local.Unconsumed(ctx, topic, id, parts)
+	}
+	return f.peers.Unconsumed(ctx, node, topic, id, parts)
 }

@@ -76,6 +76,10 @@ func TestAttachChild(t *testing.T) {
 	if len(s.AttachOffsets) != 2 || s.AttachOffsets[0] != 0 {
 		t.Fatalf("earliest offsets %v", s.AttachOffsets)
 	}
+	out, err = f.attach(t, remotes.AttachRequest{DryRun: true, From: meta.RemoteFromUnconsumed, Child: "orders-dr2"})
+	if err != nil || len(out.Offsets) != 2 || out.Offsets[0] != 3 || out.Offsets[1] != 3 {
+		t.Fatalf("unconsumed: %v %+v", err, out.Offsets)
+	}
 }
 
 // Conformance 249, 250: the refusals an attach answers before any check.

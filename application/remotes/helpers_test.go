@@ -12,6 +12,7 @@ import (
 
 	"github.com/narad/narad/adapters/fake"
 	"github.com/narad/narad/application/remotes"
+	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/access"
 	"github.com/narad/narad/domain/meta"
 )
@@ -36,6 +37,17 @@ type fixture struct {
 	decrypts  *counter
 	logs      *fake.PartitionLogs
 	stuck     *stuckFake
+}
+
+// frontiersFake answers 3 for every partition (consumers acked 0..2).
+type frontiersFake struct{}
+
+func (frontiersFake) Unconsumed(_ context.Context, _, _ string, _ domain.TopicID, parts []int32) ([]int64, error) {
+	out := make([]int64, len(parts))
+	for i := range out {
+		out[i] = 3
+	}
+	return out, nil
 }
 
 // stuckFake answers where a cursor is stuck.
@@ -84,7 +96,7 @@ func newFixture(t *testing.T, hop bool) *fixture {
 	t.Cleanup(f.cache.Close)
 	svc, err := remotes.New(remotes.Options{Self: "n1", APIHopEncrypted: hop},
 		remotes.Deps{Store: f.meta, Keyring: f.keyring, Transport: f.transport, Clock: f.clock, Audit: f.audit, Random: rand.Reader,
-			Bounds: f.logs, Stuck: f.stuck}, f.cache)
+			Bounds: f.logs, Stuck: f.stuck, Frontiers: frontiersFake{}}, f.cache)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,128 @@
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// RemoteMetrics feeds the counters of remote replication (api.md §7, the
+// narad_remote_* and narad_fanout_remote_* series). No series carries a
+// URL, a username, a key or a ciphertext.
+type RemoteMetrics struct {
+	requests, failed, resent, skipped, checks, decrypts, refused *prometheus.CounterVec
+	rereads                                                       prometheus.Counter
+}
+
+// RemoteSample is the state of remote replication on this node at scrape
+// time.
+type RemoteSample struct {
+	Cursors      []RemoteCursorSample
+	HeldBytes    int64
+	Credentials  []RemoteCredentialSample
+	Allowlist    bool
+	PlainRaft    bool
+	RemotesExist bool
+}
+
+// RemoteCursorSample is one remote child cursor.
+type RemoteCursorSample struct {
+	Parent, Child string
+	Partition     int32
+	State         string
+	LastOKMs      int64 // 0 before the first accepted request
+}
+
+// RemoteCredentialSample is this node's credential state of one remote.
+type RemoteCredentialSample struct {
+	Remote, State string
+}
+
+// Remotes registers the remote counters the returned RemoteMetrics feeds
+// and the gauges sample answers at every scrape. Call it once per
+// registry.
+func (m *Metrics) Remotes(sample func() RemoteSample) *RemoteMetrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	r := &RemoteMetrics{
+		requests: counter("narad_remote_requests_total", "Requests sent to a remote by answer code (error for transport failures).", "remote", "code"),
+		failed:   counter("narad_remote_errors_total", "Failed requests to a remote by class.", "remote", "class"),
+		resent:   counter("narad_remote_resent_records_total", "Records sent again after a request that may have landed.", "remote"),
+		skipped:  counter("narad_fanout_remote_skipped_records_total", "Records an admin let a remote child drop.", "parent", "child"),
+		checks:   counter("narad_fanout_remote_check_failures_total", "Target checks of a remote child that errored.", "parent", "child"),
+		decrypts: counter("narad_remote_credential_decrypts_total", "Remote passwords opened (once per credential version).", "remote"),
+		refused:  counter("narad_remote_destination_refused_total", "Dials the address guard refused, by reason.", "reason"),
+		rereads: prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_fanout_remote_rereads_total",
+			Help: "Slabs read again because their records did not fit remotes.max_held_bytes."}),
+	}
+	m.Registry.MustRegister(r.requests, r.failed, r.resent, r.skipped, r.checks, r.decrypts, r.refused, r.rereads, newRemoteCollector(sample))
+	return r
+}
+
+func (r *RemoteMetrics) Request(remote, code string) { r.requests.WithLabelValues(remote, code).Inc() }
+func (r *RemoteMetrics) Failed(remote, class string) { r.failed.WithLabelValues(remote, class).Inc() }
+func (r *RemoteMetrics) Resent(remote string, n int) { r.resent.WithLabelValues(remote).Add(float64(n)) }
+func (r *RemoteMetrics) Skipped(parent, child string, n int) {
+	r.skipped.WithLabelValues(parent, child).Add(float64(n))
+}
+func (r *RemoteMetrics) CheckFailed(parent, child string) { r.checks.WithLabelValues(parent, child).Inc() }
+func (r *RemoteMetrics) Reread()                          { r.rereads.Inc() }
+
+// Decrypted counts one opened password of remote.
+func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(remote).Inc() }
+
+// DestinationRefused counts one dial the guard refused.
+func (r *RemoteMetrics) DestinationRefused(reason string) { r.refused.WithLabelValues(reason).Inc() }
+
+type remoteCollector struct {
+	sample                                         func() RemoteSample
+	state, lastOK, held, cred, allowlist, plainRaft *prometheus.Desc
+}
+
+func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
+	return &remoteCollector{
+		sample: sample,
+		state: prometheus.NewDesc("narad_fanout_remote_state", "1 for a remote child cursor's link state.",
+			[]string{"parent", "child", "partition", "state"}, nil),
+		lastOK: prometheus.NewDesc("narad_fanout_remote_last_success_timestamp_seconds", "When a remote child last had a request accepted.",
+			[]string{"parent", "child"}, nil),
+		held: prometheus.NewDesc("narad_remote_held_bytes", "Unsent records held in memory across failures.", nil, nil),
+		cred: prometheus.NewDesc("narad_remote_credential_state", "1 for this node's credential cache state of a remote.",
+			[]string{"remote", "state"}, nil),
+		allowlist: prometheus.NewDesc("narad_remotes_allowlist_configured", "1 when remotes.allowed_hosts is set.", nil, nil),
+		plainRaft: prometheus.NewDesc("narad_remotes_plaintext_raft", "1 when this node holds remotes over plaintext Raft.", nil, nil),
+	}
+}
+
+func (c *remoteCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.state, c.lastOK, c.held, c.cred, c.allowlist, c.plainRaft} {
+		ch <- d
+	}
+}
+
+func (c *remoteCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.sample()
+	last := map[[2]string]int64{}
+	for _, cur := range s.Cursors {
+		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, cur.Parent, cur.Child, part(cur.Partition), cur.State)
+		k := [2]string{cur.Parent, cur.Child}
+		last[k] = max(last[k], cur.LastOKMs)
+	}
+	for k, ms := range last {
+		if ms > 0 {
+			ch <- prometheus.MustNewConstMetric(c.lastOK, prometheus.GaugeValue, float64(ms)/1000, k[0], k[1])
+		}
+	}
+	for _, cr := range s.Credentials {
+		ch <- prometheus.MustNewConstMetric(c.cred, prometheus.GaugeValue, 1, cr.Remote, cr.State)
+	}
+	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.HeldBytes))
+	ch <- prometheus.MustNewConstMetric(c.allowlist, prometheus.GaugeValue, boolGauge(s.Allowlist))
+	ch <- prometheus.MustNewConstMetric(c.plainRaft, prometheus.GaugeValue, boolGauge(s.PlainRaft && s.RemotesExist))
+}
+
+func boolGauge(v bool) float64 {
+	if v {
+		return 1
+	}
+	return 0
+}

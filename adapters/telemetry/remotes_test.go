@@ -1,0 +1,66 @@
+package telemetry
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// ensure that the remote series read the counters and the scrape-time
+// sample, with no URL, username or key in any label.
+func TestRemoteSeries(t *testing.T) {
+	m := NewMetrics()
+	sample := RemoteSample{
+		Cursors: []RemoteCursorSample{
+			{Parent: "orders", Child: "orders-dr", Partition: 0, State: "running", LastOKMs: 1_700_000_000_000},
+			{Parent: "orders", Child: "orders-dr", Partition: 1, State: "auth_failed"},
+		},
+		HeldBytes: 42, Credentials: []RemoteCredentialSample{{Remote: "dr", State: "ready"}},
+		Allowlist: true, PlainRaft: true, RemotesExist: true,
+	}
+	r := m.Remotes(func() RemoteSample { return sample })
+	r.Request("dr", "202")
+	r.Failed("dr", "auth_failed")
+	r.Resent("dr", 3)
+	r.Skipped("orders", "orders-dr", 1)
+	r.Reread()
+	want := `
+# HELP narad_fanout_remote_state 1 for a remote child cursor's link state.
+# TYPE narad_fanout_remote_state gauge
+narad_fanout_remote_state{child="orders-dr",parent="orders",partition="0",state="running"} 1
+narad_fanout_remote_state{child="orders-dr",parent="orders",partition="1",state="auth_failed"} 1
+# HELP narad_fanout_remote_last_success_timestamp_seconds When a remote child last had a request accepted.
+# TYPE narad_fanout_remote_last_success_timestamp_seconds gauge
+narad_fanout_remote_last_success_timestamp_seconds{child="orders-dr",parent="orders"} 1.7e+09
+# HELP narad_remote_held_bytes Unsent records held in memory across failures.
+# TYPE narad_remote_held_bytes gauge
+narad_remote_held_bytes 42
+# HELP narad_remote_credential_state 1 for this node's credential cache state of a remote.
+# TYPE narad_remote_credential_state gauge
+narad_remote_credential_state{remote="dr",state="ready"} 1
+# HELP narad_remotes_plaintext_raft 1 when this node holds remotes over plaintext Raft.
+# TYPE narad_remotes_plaintext_raft gauge
+narad_remotes_plaintext_raft 1
+# HELP narad_remote_requests_total Requests sent to a remote by answer code (error for transport failures).
+# TYPE narad_remote_requests_total counter
+narad_remote_requests_total{code="202",remote="dr"} 1
+# HELP narad_remote_resent_records_total Records sent again after a request that may have landed.
+# TYPE narad_remote_resent_records_total counter
+narad_remote_resent_records_total{remote="dr"} 3
+# HELP narad_fanout_remote_rereads_total Slabs read again because their records did not fit remotes.max_held_bytes.
+# TYPE narad_fanout_remote_rereads_total counter
+narad_fanout_remote_rereads_total 1
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_fanout_remote_state",
+		"narad_fanout_remote_last_success_timestamp_seconds", "narad_remote_held_bytes", "narad_remote_credential_state",
+		"narad_remotes_plaintext_raft", "narad_remote_requests_total", "narad_remote_resent_records_total",
+		"narad_fanout_remote_rereads_total"); err != nil {
+		t.Fatal(err)
+	}
+	sample.RemotesExist = false
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader("# HELP narad_remotes_plaintext_raft 1 when this node holds remotes over plaintext Raft.\n# TYPE narad_remotes_plaintext_raft gauge\nnarad_remotes_plaintext_raft 0\n"),
+		"narad_remotes_plaintext_raft"); err != nil {
+		t.Fatal(err)
+	}
+}
