@@ -13,9 +13,14 @@ import (
 // slow or absent server must not freeze the user's prompt.
 const completionTimeout = 2 * time.Second
 
-// topicNamedSubcommands are the `narad topic` commands whose argument is an
-// existing topic (add names a new one).
-var topicNamedSubcommands = []string{"info", "edit", "schema", "rm"}
+// topicNamedSubcommands are the `narad topic` commands whose first
+// argument is an existing topic (add names a new one).
+var topicNamedSubcommands = []string{"info", "edit", "schema", "rm", "attach", "detach", "pause", "resume", "skip"}
+
+// pairSubcommands take <parent> <child>. The child of attach is any topic
+// (or a new remote child, which no list can offer); of the others, one of
+// the parent's children.
+var pairSubcommands = []string{"attach", "detach", "pause", "resume", "skip"}
 
 // addTopicCompletion gives every command whose first argument is an
 // existing topic a completion of the topic names the server lists, through
@@ -34,32 +39,55 @@ func takesTopic(c *cobra.Command) bool {
 	if len(fields) > 1 && fields[1] == "<topic>" {
 		return true
 	}
-	return c.HasParent() && c.Parent().Name() == "topic" && slices.Contains(topicNamedSubcommands, c.Name())
+	return isTopicSubcommand(c, topicNamedSubcommands)
 }
 
-// topicCompleter completes the first argument with the names of the
-// server's topics that start with what was typed; with no server, nothing.
+func isTopicSubcommand(c *cobra.Command, names []string) bool {
+	return c.HasParent() && c.Parent().Name() == "topic" && slices.Contains(names, c.Name())
+}
+
+// topicCompleter completes an argument with the names that start with what
+// was typed: the first with the server's topics, the second of attach with
+// them too, the second of detach, pause, resume and skip with the parent's
+// children; with no server, nothing.
 func topicCompleter(e *env, g *globals) cobra.CompletionFunc {
-	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		cl, err := g.client(e)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx, cancel := context.WithTimeout(e.ctx, completionTimeout)
-		defer cancel()
-		topics, err := cl.ListTopics(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		var names []string
-		for _, t := range topics {
-			if strings.HasPrefix(t.Name, toComplete) {
-				names = append(names, t.Name)
+		for _, n := range candidateNames(e, g, cmd, args) {
+			if strings.HasPrefix(n, toComplete) {
+				names = append(names, n)
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// candidateNames lists what the next argument may be, or nothing when the
+// command takes no more topics or the server does not answer in time.
+func candidateNames(e *env, g *globals, cmd *cobra.Command, args []string) []string {
+	if len(args) > 1 || len(args) == 1 && !isTopicSubcommand(cmd, pairSubcommands) {
+		return nil
+	}
+	cl, err := g.client(e)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, completionTimeout)
+	defer cancel()
+	if len(args) == 1 && cmd.Name() != "attach" {
+		parent, err := cl.Topic(ctx, args[0])
+		if err != nil {
+			return nil
+		}
+		return parent.Children
+	}
+	topics, err := cl.ListTopics(ctx)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, len(topics))
+	for _, t := range topics {
+		names = append(names, t.Name)
+	}
+	return names
 }

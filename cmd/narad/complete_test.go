@@ -6,7 +6,8 @@ import (
 )
 
 // ensure that the commands taking an existing topic complete its name from
-// the server's list, filtered by what was typed, and that nothing is
+// the server's list, filtered by what was typed, the child of detach,
+// pause, resume and skip from the parent's children, and that nothing is
 // offered without a server or for a later argument (issue 17).
 func TestTopicNameCompletion(t *testing.T) {
 	t.Parallel()
@@ -14,19 +15,31 @@ func TestTopicNameCompletion(t *testing.T) {
 	b.addTopic("orders", 1)
 	b.addTopic("orders-dlq", 1)
 	b.addTopic("billing", 1)
+	parent := b.addTopic("pay", 1)
+	b.mu.Lock()
+	parent.meta.Children = []string{"pay-eu", "pay-late", "refunds"}
+	b.mu.Unlock()
 	cases := map[string]struct {
 		args []string
 		want []string
 	}{
 		"sub":               {args: []string{"sub", "ord"}, want: []string{"orders", "orders-dlq"}},
 		"pub":               {args: []string{"pub", "b"}, want: []string{"billing"}},
-		"replay":            {args: []string{"replay", ""}, want: []string{"billing", "orders", "orders-dlq"}},
+		"replay":            {args: []string{"replay", ""}, want: []string{"billing", "orders", "orders-dlq", "pay"}},
 		"topic_info":        {args: []string{"topic", "info", "orders-"}, want: []string{"orders-dlq"}},
 		"topic_rm":          {args: []string{"topic", "rm", "bil"}, want: []string{"billing"}},
 		"moves_abort":       {args: []string{"cluster", "moves", "abort", "o"}, want: []string{"orders", "orders-dlq"}},
 		"second_argument":   {args: []string{"pub", "orders", ""}},
 		"topic_add_is_new":  {args: []string{"topic", "add", "o"}},
 		"no_server_answers": {args: []string{"sub", "-s", "http://127.0.0.1:1", ""}},
+		"attach_parent":     {args: []string{"topic", "attach", "o"}, want: []string{"orders", "orders-dlq"}},
+		"attach_child":      {args: []string{"topic", "attach", "orders", "b"}, want: []string{"billing"}},
+		"detach_child":      {args: []string{"topic", "detach", "pay", "pay-"}, want: []string{"pay-eu", "pay-late"}},
+		"pause_child":       {args: []string{"topic", "pause", "pay", ""}, want: []string{"pay-eu", "pay-late", "refunds"}},
+		"resume_parent":     {args: []string{"topic", "resume", "p"}, want: []string{"pay"}},
+		"skip_child":        {args: []string{"topic", "skip", "pay", "r"}, want: []string{"refunds"}},
+		"skip_third":        {args: []string{"topic", "skip", "pay", "pay-eu", ""}},
+		"child_no_parent":   {args: []string{"topic", "detach", "nope", ""}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -144,6 +144,7 @@ func newRoot(e *env) (*cobra.Command, *globals) {
 		newBenchCmd(e, g),
 		newUserCmd(e, g),
 		newClusterCmd(e, g),
+		newRemoteCmd(e, g),
 	)
 	markStarted(root, g)
 	addTopicCompletion(root, e, g)
