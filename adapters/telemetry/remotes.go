@@ -9,7 +9,7 @@ import (
 // URL, a username, a key or a ciphertext.
 type RemoteMetrics struct {
 	requests, failed, resent, skipped, checks, decrypts, refused *prometheus.CounterVec
-	rereads                                                       prometheus.Counter
+	rereads                                                      prometheus.Counter
 }
 
 // RemoteSample is the state of remote replication on this node at scrape
@@ -60,12 +60,16 @@ func (m *Metrics) Remotes(sample func() RemoteSample) *RemoteMetrics {
 
 func (r *RemoteMetrics) Request(remote, code string) { r.requests.WithLabelValues(remote, code).Inc() }
 func (r *RemoteMetrics) Failed(remote, class string) { r.failed.WithLabelValues(remote, class).Inc() }
-func (r *RemoteMetrics) Resent(remote string, n int) { r.resent.WithLabelValues(remote).Add(float64(n)) }
+func (r *RemoteMetrics) Resent(remote string, n int) {
+	r.resent.WithLabelValues(remote).Add(float64(n))
+}
 func (r *RemoteMetrics) Skipped(parent, child string, n int) {
 	r.skipped.WithLabelValues(parent, child).Add(float64(n))
 }
-func (r *RemoteMetrics) CheckFailed(parent, child string) { r.checks.WithLabelValues(parent, child).Inc() }
-func (r *RemoteMetrics) Reread()                          { r.rereads.Inc() }
+func (r *RemoteMetrics) CheckFailed(parent, child string) {
+	r.checks.WithLabelValues(parent, child).Inc()
+}
+func (r *RemoteMetrics) Reread() { r.rereads.Inc() }
 
 // Decrypted counts one opened password of remote.
 func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(remote).Inc() }
@@ -74,7 +78,7 @@ func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(re
 func (r *RemoteMetrics) DestinationRefused(reason string) { r.refused.WithLabelValues(reason).Inc() }
 
 type remoteCollector struct {
-	sample                                         func() RemoteSample
+	sample                                          func() RemoteSample
 	state, lastOK, held, cred, allowlist, plainRaft *prometheus.Desc
 }
 
