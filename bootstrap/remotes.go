@@ -121,9 +121,10 @@ type remotesDeps struct {
 }
 
 func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache *remotes.Cache) (*remotes.Service, error) {
+	links := linkAsker{self: id.ID, shipper: d.Shipper, peers: d.Peers}
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
-			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: stuckAsker{self: id.ID, shipper: d.Shipper}}, cache)
+			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links}, cache)
 }
 
 func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, m *telemetry.RemoteMetrics, log *zap.Logger) *shipping.Shipper {
@@ -131,19 +132,32 @@ func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, 
 		Log: newSlog(log.With(zap.String("component", "remotes")))})
 }
 
-// stuckAsker answers where a remote child's cursor is stuck: this node's
-// shipper for its own cursors.
-type stuckAsker struct {
+// linkAsker reads remote child cursors: this node's shipper for its own,
+// node RPC op 36 for another node's.
+type linkAsker struct {
 	self    string
 	shipper *shipping.Shipper
+	peers   ports.PeerRemoteLinks
 }
 
-func (a stuckAsker) BlockedAt(_ context.Context, node, parent string, partition int32, child string) (remotes.Blocked, error) {
-	if node != a.self {
-		return remotes.Blocked{}, fmt.Errorf("node %s runs that cursor; ask it there", node)
+func (a linkAsker) RemoteLinks(ctx context.Context, node, parent string) ([]ports.RemoteCursorReport, error) {
+	if node == a.self {
+		return a.shipper.RemoteLinks(parent), nil
 	}
-	off, state := a.shipper.BlockedAt(parent, partition, child)
-	return remotes.Blocked{Offset: off, State: state}, nil
+	return a.peers.RemoteLinks(ctx, node, parent)
+}
+
+func (a linkAsker) BlockedAt(ctx context.Context, node, parent string, partition int32, child string) (remotes.Blocked, error) {
+	reports, err := a.RemoteLinks(ctx, node, parent)
+	if err != nil {
+		return remotes.Blocked{}, err
+	}
+	for _, r := range reports {
+		if r.Partition == partition && r.Child == child {
+			return remotes.Blocked{Offset: r.BlockedAt, State: r.State}, nil
+		}
+	}
+	return remotes.Blocked{Offset: -1}, nil
 }
 
 // frontiers reads consumer frontiers from this node or from the owner.

@@ -68,16 +68,15 @@ type childJSON struct {
 	DelayMs     int64  `json:"delay_ms"`
 	LagMessages int64  `json:"lag_messages"`
 	LagComplete bool   `json:"lag_complete"`
+	// A remote child's link (api.md §2.11); absent for a local child.
+	*remoteChildJSON
 }
 
-// listChildren lists the parent's children with their lag. partitions
-// (true/false) only adds rows to remote children, which are not listed
-// with their link state yet: it is checked and otherwise ignored.
+// listChildren lists the parent's children with their lag, and remote
+// children with their link; partitions=true adds a remote child's rows
+// per parent partition.
 func (h *topicHandlers) listChildren(c *gin.Context) {
-	q, err := parseQuery(c.Request.URL.RawQuery)
-	if err == nil {
-		err = flagParam(q, "partitions")
-	}
+	partitions, err := parseBoolParam(c.Request.URL.RawQuery, "partitions")
 	if err != nil {
 		respondError(c, h.log, err)
 		return
@@ -87,9 +86,14 @@ func (h *topicHandlers) listChildren(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
+	links := h.remoteLinks(c, got.Parent)
 	out := childrenJSON{Parent: got.Parent, ParentID: got.ParentID, Children: make([]childJSON, 0, len(got.Children))}
 	for _, ch := range got.Children {
-		out.Children = append(out.Children, childJSON{Name: ch.Name, DelayMs: ch.DelayMs, LagMessages: ch.LagMessages, LagComplete: ch.LagComplete})
+		cj := childJSON{Name: ch.Name, DelayMs: ch.DelayMs, LagMessages: ch.LagMessages, LagComplete: ch.LagComplete}
+		if l, ok := links[ch.Name]; ok {
+			cj.remoteChildJSON = remoteChildView(l, partitions)
+		}
+		out.Children = append(out.Children, cj)
 	}
 	respondJSON(c, http.StatusOK, out)
 }

@@ -195,3 +195,82 @@ func (h remoteHandlers) answerStub(c *gin.Context, stub meta.Topic, err error) {
 	}
 	respondJSON(c, http.StatusOK, stubView(stub))
 }
+
+// remoteChildJSON is what a children listing adds for a remote child
+// (api.md §2.11); it never shows the remote's URL or credential.
+type remoteChildJSON struct {
+	Remote           *remoteLinkJSON     `json:"remote"`
+	Paused           bool                `json:"paused"`
+	State            string              `json:"state"`
+	BlockedAt        *blockedJSON        `json:"blocked_at"`
+	TargetVerifiedAt *string             `json:"target_verified_at"`
+	Unverified       bool                `json:"unverified"`
+	LastSuccessAt    *string             `json:"last_success_at"`
+	Partitions       []partitionLinkJSON `json:"partitions,omitempty"`
+}
+
+type blockedJSON struct {
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	State     string `json:"state"`
+}
+
+type partitionLinkJSON struct {
+	Partition     int32        `json:"partition"`
+	Node          string       `json:"node"`
+	State         string       `json:"state"`
+	LastSuccessAt *string      `json:"last_success_at"`
+	BlockedAt     *blockedJSON `json:"blocked_at"`
+}
+
+// remoteLink is one remote child's stub and link for a listing.
+type remoteLink struct {
+	stub meta.Topic
+	link remotes.LinkState
+}
+
+// remoteLinks reads the links of parent's remote children; none when this
+// node has no remote plane or the parent has none.
+func (h *topicHandlers) remoteLinks(c *gin.Context, parent string) map[string]remoteLink {
+	if h.rem == nil {
+		return nil
+	}
+	stubs, links, err := h.rem.LinksOf(c.Request.Context(), parent)
+	if err != nil {
+		h.log.Warn("remote links not read for a children listing", zap.String("parent", parent), zap.Error(err))
+		return nil
+	}
+	out := make(map[string]remoteLink, len(stubs))
+	for _, s := range stubs {
+		out[s.Name] = remoteLink{stub: s, link: links[s.Name]}
+	}
+	return out
+}
+
+func remoteChildView(l remoteLink, partitions bool) *remoteChildJSON {
+	out := &remoteChildJSON{Remote: remoteLinkView(l.stub.Remote, false), Paused: l.stub.Remote.Paused, State: l.link.State,
+		Unverified: l.link.Unverified, TargetVerifiedAt: msTime(l.link.TargetVerifiedMs), LastSuccessAt: msTime(l.link.LastSuccessMs)}
+	if b := l.link.Blocked; b != nil {
+		out.BlockedAt = &blockedJSON{Partition: b.Partition, Offset: b.BlockedAt, State: b.State}
+	}
+	if partitions {
+		out.Partitions = make([]partitionLinkJSON, 0, len(l.link.Partitions))
+		for _, p := range l.link.Partitions {
+			row := partitionLinkJSON{Partition: p.Partition, Node: p.Node, State: p.State, LastSuccessAt: msTime(p.LastOKMs)}
+			if p.BlockedAt >= 0 {
+				row.BlockedAt = &blockedJSON{Partition: p.Partition, Offset: p.BlockedAt, State: p.State}
+			}
+			out.Partitions = append(out.Partitions, row)
+		}
+	}
+	return out
+}
+
+// msTime is an RFC 3339 time of Unix ms, nil for 0 (shown as null).
+func msTime(ms int64) *string {
+	if ms == 0 {
+		return nil
+	}
+	s := rfc3339Ms(ms)
+	return &s
+}

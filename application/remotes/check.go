@@ -95,6 +95,9 @@ func (s *Service) CheckTarget(ctx context.Context, r meta.Remote, topic string, 
 		return rep
 	}
 	rep.Result = ResultPass
+	if !rep.CertNotAfter.IsZero() && rep.CertNotAfter.Before(s.d.Clock.Now().Add(certExpiryWarnAhead)) {
+		rep.Warnings = append(rep.Warnings, "the target's server certificate expires within 14 days")
+	}
 	return rep
 }
 

@@ -18,6 +18,7 @@ const (
 	memberCheckTimeout      = 15 * time.Second
 	unverifiedAfter         = 10 * time.Minute
 	certExpiryWarnAhead     = 14 * 24 * time.Hour
+	ownerAnswerTimeout      = 2 * time.Second // one owner's answer to a children listing
 )
 
 // Defaults and ranges of a remote's limits (internals.md §7.1).

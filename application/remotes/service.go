@@ -44,6 +44,9 @@ type Deps struct {
 	PeerStats ports.PeerStats
 	Frontiers Frontiers
 	Stuck     Stuck
+	// Links reads the remote child cursors owners run (the children
+	// listing); nil reports every partition unknown.
+	Links LinkReader
 }
 
 // Service runs the remotes use cases of one node. Safe for concurrent use.

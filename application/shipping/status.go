@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/narad/narad/application/fanout"
+	"github.com/narad/narad/ports"
 )
 
 // CursorStatus is one remote child cursor as this node sees it: its link
@@ -55,4 +56,17 @@ func (s *Shipper) BlockedAt(parent string, partition int32, child string) (offse
 		}
 	}
 	return -1, ""
+}
+
+// RemoteLinks reports the remote child cursors of parent this node runs
+// (the owner side of node RPC op 36).
+func (s *Shipper) RemoteLinks(parent string) []ports.RemoteCursorReport {
+	var out []ports.RemoteCursorReport
+	for _, st := range s.Statuses() {
+		if st.Cursor.Parent == parent {
+			out = append(out, ports.RemoteCursorReport{Partition: st.Cursor.Partition, Child: st.Cursor.Child, State: st.State,
+				BlockedAt: st.BlockedAt, LastOKMs: st.LastOKMs, LastCheckMs: st.LastCheckMs})
+		}
+	}
+	return out
 }

@@ -49,8 +49,8 @@ type ChildLag struct {
 // starts it at 0), so no record of it awaits a copy, and a placement that
 // waits for a live member must not hold every child's lag incomplete.
 //
-// A remote child's stub is listed with nothing reported (lag 0,
-// incomplete) until the remote link's state is read here.
+// A remote child's lag is its cursors' like any child's: parent records
+// the remote has not accepted yet.
 func (s *Service) ListChildren(ctx context.Context, caller access.Principal, parent string) (Children, error) {
 	t, err := s.readTopic(parent)
 	if err == nil {
@@ -68,7 +68,7 @@ func (s *Service) ListChildren(ctx context.Context, caller access.Principal, par
 			return Children{}, readFailure(err)
 		}
 		entry := ChildLag{Name: name}
-		if ok && c.Parent == t.Name && !c.IsRemoteStub() {
+		if ok && c.Parent == t.Name {
 			entry.DelayMs, entry.LagComplete = c.FanoutDelayMs, true
 			asked = append(asked, ports.ChildEpoch{Child: c.Name, Epoch: c.AttachEpoch})
 			entries = append(entries, len(out.Children))

@@ -219,9 +219,9 @@ func TestChildrenWithoutLagReadersAreIncomplete(t *testing.T) {
 	}
 }
 
-// ensure that a remote child's stub is listed in its place, with nothing
-// reported (its link state is a later feature), and is never asked about.
-func TestChildrenRemoteStubListedUnreported(t *testing.T) {
+// ensure that a remote child's stub is listed in its place with the lag of
+// its cursors, asked like any child's.
+func TestChildrenRemoteStubListedWithItsLag(t *testing.T) {
 	t.Parallel()
 	f := newLagFixture(t, self)
 	f.parent(t, self)
@@ -233,12 +233,13 @@ func TestChildrenRemoteStubListedUnreported(t *testing.T) {
 	f.propose(t, &meta.AttachRemoteChild{Parent: "p", ParentID: parentID, Child: "p-dr", ChildID: "00000000000000c1",
 		Epoch: "00000000000000e9", Remote: "dr", RemoteID: "00000000000000f1", RemoteTopic: "p", From: meta.RemoteFromAttach, Lanes: 1})
 	f.lag.Cursor(self, f.at(self, 0, 2), "c", cur("00000000000000e1", 2))
-	want := []topics.ChildLag{{Name: "c", LagComplete: true}, {Name: "p-dr"}}
+	f.lag.Cursor(self, f.at(self, 0, 2), "p-dr", cur("00000000000000e9", 1))
+	want := []topics.ChildLag{{Name: "c", LagComplete: true}, {Name: "p-dr", LagMessages: 1, LagComplete: true}}
 	if got := f.list(t).Children; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
-	if calls := f.lag.Calls(); len(calls) != 1 || len(calls[0].Children) != 1 || calls[0].Children[0].Child != "c" {
-		t.Fatalf("calls %+v, want c alone asked", calls)
+	if calls := f.lag.Calls(); len(calls) != 1 || len(calls[0].Children) != 2 || calls[0].Children[1].Child != "p-dr" {
+		t.Fatalf("calls %+v, want c and p-dr asked", calls)
 	}
 }
 

@@ -1,0 +1,63 @@
+package quicpeer
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/narad/narad/ports"
+)
+
+// fakeLinks answers a fixed set of cursors for parent "orders".
+type fakeLinks []ports.RemoteCursorReport
+
+func (f fakeLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
+	if parent != "orders" {
+		return nil
+	}
+	return f
+}
+
+// ensure that a remote links request crosses two nodes intact (op 36,
+// mode links): the owner's cursors of the parent come back as reported.
+func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
+	t.Parallel()
+	want := []ports.RemoteCursorReport{
+		{Partition: 0, Child: "orders-dr", State: "running", BlockedAt: -1, LastOKMs: 1_700_000_000_000, LastCheckMs: 1_700_000_000_500},
+		{Partition: 2, Child: "orders-dr", State: "rejected_record", BlockedAt: 41},
+	}
+	srv, _ := newServer(t, ServerOptions{})
+	RegisterRemoteCheck(srv, fakeLinks(want))
+	c, _ := newClient(t, secretA)
+	p := NewPeers(c, staticResolver{"owner": srv.Addr().String()})
+	got, err := p.RemoteLinks(context.Background(), "owner", "orders")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v (%v), want %+v", got, err, want)
+	}
+	if got, err := p.RemoteLinks(context.Background(), "owner", "other"); err != nil || len(got) != 0 {
+		t.Fatalf("another parent: %+v (%v)", got, err)
+	}
+	if _, err := p.RemoteLinks(context.Background(), "owner", "bad/name"); err == nil {
+		t.Fatal("a bad parent name was served")
+	}
+}
+
+// FuzzRemoteCheckPayloads feeds arbitrary bytes to both decoders: never a
+// panic, and a decoded reply holds only cursors in range.
+func FuzzRemoteCheckPayloads(f *testing.F) {
+	f.Add([]byte(`{"mode":"links","parent":"orders"}`))
+	f.Add([]byte(`{"cursors":[{"partition":0,"child":"c","state":"running","blocked_at":-1,"last_ok_ms":0,"last_check_ms":0}]}`))
+	f.Add([]byte(`{"cursors":[{"partition":-1}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = decodeRemoteCheckRequest(b)
+		got, err := decodeRemoteLinks(b)
+		if err != nil {
+			return
+		}
+		for _, c := range got {
+			if c.Partition < 0 || c.Child == "" || c.BlockedAt < -1 {
+				t.Fatalf("decoded %+v", c)
+			}
+		}
+	})
+}

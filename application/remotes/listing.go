@@ -1,0 +1,180 @@
+package remotes
+
+import (
+	"context"
+	"sync"
+
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/remote"
+	"github.com/narad/narad/ports"
+)
+
+// LinkReader reads the remote child cursors of a parent that node runs:
+// this node's own, or another's over node RPC op 36.
+type LinkReader interface {
+	RemoteLinks(ctx context.Context, node, parent string) ([]ports.RemoteCursorReport, error)
+}
+
+// PartitionLink is one parent partition of a remote child as its owner
+// reports it (api.md §2.11 partitions rows).
+type PartitionLink struct {
+	Partition   int32
+	Node        string
+	State       string
+	BlockedAt   int64 // -1 when not stuck
+	LastOKMs    int64
+	LastCheckMs int64
+}
+
+// LinkState is a remote child's link as the children listing shows it
+// (api.md §2.11): the worst partition's state (unknown where an owner did
+// not report), where it is stuck, its last success and verification.
+type LinkState struct {
+	State            string
+	Blocked          *PartitionLink // the partition stuck on a record, nil when none
+	LastSuccessMs    int64          // newest accepted request over the partitions; 0 before one
+	TargetVerifiedMs int64          // oldest last successful check; 0 until every cursor had one
+	Unverified       bool
+	Partitions       []PartitionLink
+}
+
+// LinkStates reads the link of every remote child of parent from the
+// owners of its partitions, by child name.
+func (s *Service) LinkStates(ctx context.Context, parent meta.Topic) (map[string]LinkState, error) {
+	stubs, err := s.stubsOf(parent)
+	if err != nil || len(stubs) == 0 {
+		return nil, err
+	}
+	rows, err := s.d.Store.Assignments(parent.Name)
+	if err != nil {
+		return nil, readFailure(err)
+	}
+	owners := map[int32]string{}
+	for _, r := range rows {
+		if r.BelongsTo(parent.ID) && r.Owner != "" {
+			owners[r.Partition] = r.Owner
+		}
+	}
+	reports := s.askOwners(ctx, parent.Name, owners)
+	now := s.d.Clock.Now().UnixMilli()
+	out := make(map[string]LinkState, len(stubs))
+	for _, stub := range stubs {
+		out[stub.Name] = foldLink(stub, parent.Partitions, owners, reports, now)
+	}
+	return out, nil
+}
+
+// stubsOf returns parent's remote children.
+func (s *Service) stubsOf(parent meta.Topic) ([]meta.Topic, error) {
+	var out []meta.Topic
+	for _, name := range parent.Children {
+		c, found, err := s.d.Store.Topic(name)
+		if err != nil {
+			return nil, readFailure(err)
+		}
+		if found && c.IsRemoteStub() && c.Parent == parent.Name {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// cursorKey names one reported cursor.
+type cursorKey struct {
+	child     string
+	partition int32
+}
+
+// askOwners asks every owner once, side by side; an owner that does not
+// answer reports nothing.
+func (s *Service) askOwners(ctx context.Context, parent string, owners map[int32]string) map[cursorKey]PartitionLink {
+	nodes := map[string]bool{}
+	for _, n := range owners {
+		nodes[n] = true
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[cursorKey]PartitionLink{}
+	for node := range nodes {
+		if s.d.Links == nil {
+			break
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, ownerAnswerTimeout)
+			defer cancel()
+			got, err := s.d.Links.RemoteLinks(ctx, node, parent)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range got {
+				if owners[r.Partition] == node {
+					out[cursorKey{r.Child, r.Partition}] = PartitionLink{Partition: r.Partition, Node: node, State: r.State,
+						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// foldLink folds one stub's partitions into its link state.
+func foldLink(stub meta.Topic, partitions int32, owners map[int32]string, reports map[cursorKey]PartitionLink, nowMs int64) LinkState {
+	ls := LinkState{Partitions: make([]PartitionLink, 0, partitions)}
+	var states []remote.State
+	verifiedAll := true
+	for p := range partitions {
+		pl, ok := reports[cursorKey{stub.Name, p}]
+		if !ok {
+			pl = PartitionLink{Partition: p, Node: owners[p], State: remote.Unknown.String(), BlockedAt: -1}
+		}
+		if stub.Remote.Paused && pl.State == remote.Running.String() {
+			pl.State = remote.Paused.String()
+		}
+		ls.Partitions = append(ls.Partitions, pl)
+		st, valid := remote.ParseState(pl.State)
+		if !valid {
+			st = remote.Unknown
+		}
+		states = append(states, st)
+		ls.LastSuccessMs = max(ls.LastSuccessMs, pl.LastOKMs)
+		if pl.BlockedAt >= 0 && ls.Blocked == nil {
+			blocked := pl
+			ls.Blocked = &blocked
+		}
+		if pl.LastCheckMs == 0 {
+			verifiedAll = false
+		} else if ls.TargetVerifiedMs == 0 || pl.LastCheckMs < ls.TargetVerifiedMs {
+			ls.TargetVerifiedMs = pl.LastCheckMs
+		}
+		if pl.State == remote.Running.String() && nowMs-pl.LastCheckMs > unverifiedAfter.Milliseconds() {
+			ls.Unverified = true
+		}
+	}
+	if !verifiedAll {
+		ls.TargetVerifiedMs = 0
+	}
+	ls.State = remote.Worst(states...).String()
+	if stub.Remote.Paused && ls.State == remote.Running.String() {
+		ls.State = remote.Paused.String()
+	}
+	return ls
+}
+
+// LinksOf reads parent's remote children and their links; none when the
+// parent has no remote child. The children listing's access rule has
+// already passed.
+func (s *Service) LinksOf(ctx context.Context, parent string) ([]meta.Topic, map[string]LinkState, error) {
+	t, found, err := s.d.Store.Topic(parent)
+	if err != nil || !found {
+		return nil, nil, err
+	}
+	stubs, err := s.stubsOf(t)
+	if err != nil || len(stubs) == 0 {
+		return nil, nil, err
+	}
+	links, err := s.LinkStates(ctx, t)
+	return stubs, links, err
+}
