@@ -13,6 +13,8 @@ import (
 	"github.com/narad/narad/adapters/remotehttp"
 	"github.com/narad/narad/adapters/remotekeys"
 	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/application/fanout"
+	"github.com/narad/narad/application/membership"
 	"github.com/narad/narad/application/remotes"
 	"github.com/narad/narad/application/shipping"
 	"github.com/narad/narad/bootstrap/config"
@@ -116,15 +118,18 @@ type remotesDeps struct {
 	Logs      ports.PartitionLogs
 	Peers     *quicpeer.Peers
 	Shipper   *shipping.Shipper
+	Engine    *fanout.Engine
+	Status    *membership.StatusReporter
 	Local     ports.ConsumerFrontiers
 	Remote    ports.PeerFrontiers
 }
 
 func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache *remotes.Cache) (*remotes.Service, error) {
-	links := linkAsker{self: id.ID, shipper: d.Shipper, peers: d.Peers}
+	links := linkAsker{self: id.ID, local: localLinks{shipper: d.Shipper, engine: d.Engine}, peers: d.Peers}
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
-			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links}, cache)
+			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links,
+			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}}, cache)
 }
 
 func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, m *telemetry.RemoteMetrics, log *zap.Logger) *shipping.Shipper {
@@ -132,17 +137,44 @@ func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, 
 		Log: newSlog(log.With(zap.String("component", "remotes")))})
 }
 
-// linkAsker reads remote child cursors: this node's shipper for its own,
-// node RPC op 36 for another node's.
-type linkAsker struct {
-	self    string
+// localLinks reports this node's remote child cursors: the shipper's link
+// states with the fan-out engine's lag (the owner side of op 36).
+type localLinks struct {
 	shipper *shipping.Shipper
-	peers   ports.PeerRemoteLinks
+	engine  *fanout.Engine
+}
+
+func (l localLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
+	type cursor struct {
+		partition int32
+		child     string
+	}
+	lag := map[cursor]int64{}
+	for _, c := range l.engine.Cursors() {
+		if c.Parent == parent {
+			lag[cursor{c.Partition, c.Child}] = c.Lag
+		}
+	}
+	out := l.shipper.RemoteLinks(parent)
+	for i, r := range out {
+		if v, ok := lag[cursor{r.Partition, r.Child}]; ok {
+			out[i].Lag = v
+		}
+	}
+	return out
+}
+
+// linkAsker reads remote child cursors: this node's own, node RPC op 36
+// for another node's.
+type linkAsker struct {
+	self  string
+	local ports.RemoteLinks
+	peers ports.PeerRemoteLinks
 }
 
 func (a linkAsker) RemoteLinks(ctx context.Context, node, parent string) ([]ports.RemoteCursorReport, error) {
 	if node == a.self {
-		return a.shipper.RemoteLinks(parent), nil
+		return a.local.RemoteLinks(parent), nil
 	}
 	return a.peers.RemoteLinks(ctx, node, parent)
 }
@@ -172,4 +204,23 @@ func (f frontiers) Unconsumed(ctx context.Context, node, topic string, id domain
 		return f.local.Unconsumed(ctx, topic, id, parts)
 	}
 	return f.peers.Unconsumed(ctx, node, topic, id, parts)
+}
+
+// backlogs reads a member's dispatch backlog: this node's own status, or
+// another's over node RPC op 33.
+type backlogs struct {
+	self  string
+	local *membership.StatusReporter
+	peers ports.PeerStatus
+}
+
+func (b backlogs) DispatchBacklog(ctx context.Context, node string) (uint64, error) {
+	var st ports.NodeStatus
+	var err error
+	if node == b.self {
+		st, err = b.local.NodeStatus(ctx)
+	} else {
+		st, err = b.peers.NodeStatus(ctx, node)
+	}
+	return st.DispatchBacklog, err
 }

@@ -47,8 +47,18 @@ func (h *topicHandlers) attach(c *gin.Context) {
 	respondJSON(c, http.StatusOK, topicView(parent))
 }
 
-// detach dissolves a link; the child keeps its records (api.md §2.12).
+// detach dissolves a link; the child keeps its records (api.md §2.12). A
+// remote child's stub goes with its link, once nothing is left to ship
+// (or with force).
 func (h *topicHandlers) detach(c *gin.Context) {
+	force, err := parseBoolParam(c.Request.URL.RawQuery, "force")
+	if err != nil {
+		respondError(c, h.log, err)
+		return
+	}
+	if !h.unshippedClear(c, c.Param("child"), force) {
+		return
+	}
 	if err := h.svc.Detach(c.Request.Context(), principalOf(c), c.Param("topic"), c.Param("child")); err != nil {
 		respondError(c, h.log, err)
 		return

@@ -274,3 +274,28 @@ func msTime(ms int64) *string {
 	s := rfc3339Ms(ms)
 	return &s
 }
+
+// unshippedClear runs the unshipped check before the removal of topic
+// name (a detach or delete); false when it answered the request.
+func (h *topicHandlers) unshippedClear(c *gin.Context, name string, force bool) bool {
+	if h.rem == nil {
+		return true
+	}
+	err := h.rem.BeforeRemovalOf(c.Request.Context(), principalOf(c), name, force)
+	var ue *remotes.UnshippedError
+	switch {
+	case errors.As(err, &ue):
+		u := ue.Report
+		body := map[string]any{"error": ue.Error(), "lag_messages": u.LagMessages, "lag_complete": u.LagComplete,
+			"dispatch_backlog": u.DispatchBacklog}
+		if len(u.NotAnswering) > 0 {
+			body["not_answering"] = u.NotAnswering
+		}
+		respondJSON(c, http.StatusConflict, body)
+		return false
+	case err != nil:
+		respondError(c, h.log, err)
+		return false
+	}
+	return true
+}

@@ -230,12 +230,12 @@ func (h *topicHandlers) alter(c *gin.Context) {
 }
 
 func (h *topicHandlers) delete(c *gin.Context) {
-	q, err := parseQuery(c.Request.URL.RawQuery)
-	if err == nil {
-		err = forceParam(q)
-	}
+	force, err := parseBoolParam(c.Request.URL.RawQuery, "force")
 	if err != nil {
 		respondError(c, h.log, err)
+		return
+	}
+	if !h.unshippedClear(c, c.Param("topic"), force) {
 		return
 	}
 	got, err := h.svc.Delete(c.Request.Context(), principalOf(c), c.Param("topic"))
@@ -246,10 +246,6 @@ func (h *topicHandlers) delete(c *gin.Context) {
 	h.warn("purge deferred", got.Topic.Name, got.PurgeErr)
 	c.Status(http.StatusNoContent)
 }
-
-// forceParam checks the optional force flag (api.md §2.9); with no remote
-// children here it changes nothing.
-func forceParam(q query) error { return flagParam(q, "force") }
 
 // flagParam checks that the optional flag name is true or false (any other
 // value is a 400).

@@ -27,6 +27,7 @@ type remoteCursorBody struct {
 	BlockedAt   int64  `json:"blocked_at"`
 	LastOKMs    int64  `json:"last_ok_ms"`
 	LastCheckMs int64  `json:"last_check_ms"`
+	Lag         int64  `json:"lag"`
 }
 
 type remoteLinksReply struct {
@@ -66,11 +67,11 @@ func decodeRemoteLinks(body []byte) ([]ports.RemoteCursorReport, error) {
 	}
 	out := make([]ports.RemoteCursorReport, len(r.Cursors))
 	for i, c := range r.Cursors {
-		if c.Partition < 0 || c.Child == "" || c.State == "" || c.BlockedAt < -1 {
+		if c.Partition < 0 || c.Child == "" || c.State == "" || c.BlockedAt < -1 || c.Lag < -1 {
 			return nil, fmt.Errorf("remote cursor %+v out of range: %w", c, ErrBadPayload)
 		}
 		out[i] = ports.RemoteCursorReport{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs}
+			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag}
 	}
 	return out, nil
 }
@@ -104,7 +105,7 @@ func RegisterRemoteCheck(srv *Server, r ports.RemoteLinks) {
 		body := remoteLinksReply{Cursors: make([]remoteCursorBody, len(reports))}
 		for i, c := range reports {
 			body.Cursors[i] = remoteCursorBody{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-				LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs}
+				LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag}
 		}
 		b, _ := json.Marshal(body) // plain fields always marshal
 		return okReply(b), nil

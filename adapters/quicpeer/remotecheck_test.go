@@ -23,8 +23,8 @@ func (f fakeLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
 func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
 	t.Parallel()
 	want := []ports.RemoteCursorReport{
-		{Partition: 0, Child: "orders-dr", State: "running", BlockedAt: -1, LastOKMs: 1_700_000_000_000, LastCheckMs: 1_700_000_000_500},
-		{Partition: 2, Child: "orders-dr", State: "rejected_record", BlockedAt: 41},
+		{Partition: 0, Child: "orders-dr", State: "running", BlockedAt: -1, LastOKMs: 1_700_000_000_000, LastCheckMs: 1_700_000_000_500, Lag: 12},
+		{Partition: 2, Child: "orders-dr", State: "rejected_record", BlockedAt: 41, Lag: -1},
 	}
 	srv, _ := newServer(t, ServerOptions{})
 	RegisterRemoteCheck(srv, fakeLinks(want))
@@ -46,7 +46,7 @@ func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
 // panic, and a decoded reply holds only cursors in range.
 func FuzzRemoteCheckPayloads(f *testing.F) {
 	f.Add([]byte(`{"mode":"links","parent":"orders"}`))
-	f.Add([]byte(`{"cursors":[{"partition":0,"child":"c","state":"running","blocked_at":-1,"last_ok_ms":0,"last_check_ms":0}]}`))
+	f.Add([]byte(`{"cursors":[{"partition":0,"child":"c","state":"running","blocked_at":-1,"last_ok_ms":0,"last_check_ms":0,"lag":0}]}`))
 	f.Add([]byte(`{"cursors":[{"partition":-1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = decodeRemoteCheckRequest(b)
@@ -55,7 +55,7 @@ func FuzzRemoteCheckPayloads(f *testing.F) {
 			return
 		}
 		for _, c := range got {
-			if c.Partition < 0 || c.Child == "" || c.BlockedAt < -1 {
+			if c.Partition < 0 || c.Child == "" || c.BlockedAt < -1 || c.Lag < -1 {
 				t.Fatalf("decoded %+v", c)
 			}
 		}

@@ -24,6 +24,7 @@ type PartitionLink struct {
 	BlockedAt   int64 // -1 when not stuck
 	LastOKMs    int64
 	LastCheckMs int64
+	Lag         int64 // -1 unknown
 }
 
 // LinkState is a remote child's link as the children listing shows it
@@ -111,7 +112,7 @@ func (s *Service) askOwners(ctx context.Context, parent string, owners map[int32
 			for _, r := range got {
 				if owners[r.Partition] == node {
 					out[cursorKey{r.Child, r.Partition}] = PartitionLink{Partition: r.Partition, Node: node, State: r.State,
-						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs}
+						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs, Lag: r.Lag}
 				}
 			}
 		})
@@ -128,7 +129,7 @@ func foldLink(stub meta.Topic, partitions int32, owners map[int32]string, report
 	for p := range partitions {
 		pl, ok := reports[cursorKey{stub.Name, p}]
 		if !ok {
-			pl = PartitionLink{Partition: p, Node: owners[p], State: remote.Unknown.String(), BlockedAt: -1}
+			pl = PartitionLink{Partition: p, Node: owners[p], State: remote.Unknown.String(), BlockedAt: -1, Lag: -1}
 		}
 		if stub.Remote.Paused && pl.State == remote.Running.String() {
 			pl.State = remote.Paused.String()

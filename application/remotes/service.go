@@ -47,6 +47,9 @@ type Deps struct {
 	// Links reads the remote child cursors owners run (the children
 	// listing); nil reports every partition unknown.
 	Links LinkReader
+	// Backlogs reads the members' dispatch backlogs (the unshipped
+	// check); nil counts this node as not answering.
+	Backlogs Backlogs
 }
 
 // Service runs the remotes use cases of one node. Safe for concurrent use.
@@ -56,7 +59,9 @@ type Service struct {
 	writes *window  // remote writes taken by this node (api.md §2.18)
 	childW *window  // remote-child writes taken by this node (internals.md §7.1)
 	checks *spacing // target checks per remote on this node (internals.md §7.1)
-	cache  *Cache
+	// unshippedChecks spaces the unshipped checks of a parent (§7.9).
+	unshippedChecks *spacing
+	cache           *Cache
 }
 
 // New returns a Service whose credential cache is cache.
@@ -65,7 +70,7 @@ func New(o Options, d Deps, cache *Cache) (*Service, error) {
 		return nil, fmt.Errorf("nil dependency: %w", ErrInvalidConfig)
 	}
 	return &Service{o: o, d: d, writes: newWindow(writesPerWindowMax, writesWindow), childW: newWindow(childWritesPerWindowMax, writesWindow),
-		checks: newSpacing(checkSpacing), cache: cache}, nil
+		checks: newSpacing(checkSpacing), unshippedChecks: newSpacing(unshippedSpacing), cache: cache}, nil
 }
 
 // authorize applies the remotes' access rule: admin, security on.

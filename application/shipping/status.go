@@ -58,14 +58,14 @@ func (s *Shipper) BlockedAt(parent string, partition int32, child string) (offse
 	return -1, ""
 }
 
-// RemoteLinks reports the remote child cursors of parent this node runs
-// (the owner side of node RPC op 36).
+// RemoteLinks reports the remote child cursors of parent this node runs,
+// with their lag unknown (-1): the fan-out engine knows where they stand.
 func (s *Shipper) RemoteLinks(parent string) []ports.RemoteCursorReport {
 	var out []ports.RemoteCursorReport
 	for _, st := range s.Statuses() {
 		if st.Cursor.Parent == parent {
 			out = append(out, ports.RemoteCursorReport{Partition: st.Cursor.Partition, Child: st.Cursor.Child, State: st.State,
-				BlockedAt: st.BlockedAt, LastOKMs: st.LastOKMs, LastCheckMs: st.LastCheckMs})
+				BlockedAt: st.BlockedAt, LastOKMs: st.LastOKMs, LastCheckMs: st.LastCheckMs, Lag: -1})
 		}
 	}
 	return out
