@@ -25,8 +25,12 @@ type RemoteRequest struct {
 	Method          string
 	Path            string
 	Body            []byte
-	ContentEncoding string // "" or "zstd"
+	ContentEncoding string // "" or "zstd": Body is already encoded so
 	Anonymous       bool
+	// Compress asks the transport to send Body zstd-compressed when that
+	// saves at least 10 % (internals.md §7.2 "Compression");
+	// RemoteAnswer.Compressed says whether it did.
+	Compress bool
 }
 
 // RemoteAnswer is what a remote answered. Body holds at most the first
@@ -39,6 +43,10 @@ type RemoteAnswer struct {
 	Body         []byte
 	ConnectTime  time.Duration
 	CertNotAfter time.Time
+	// Compressed says the request body went zstd-compressed; WireBytes
+	// is its size as sent.
+	Compressed bool
+	WireBytes  int
 }
 
 // RemoteAnswerBodyMaxBytes bounds the answer body a client keeps.

@@ -15,7 +15,9 @@ import (
 var _ ports.RemoteTransport = (*RemoteTransport)(nil)
 
 // RemoteTransport is a ports.RemoteTransport for use-case tests: no socket,
-// every request goes to the Handler of the client's URL, in memory.
+// every request goes to the Handler of the client's URL, in memory. A
+// request asking for compression is marked Content-Encoding: zstd but sent
+// as is.
 // CheckURL accepts https URLs, lowercases them and refuses hosts listed by
 // Refuse. Clients records every endpoint a client was built for.
 type RemoteTransport struct {
@@ -99,13 +101,17 @@ func (c *remoteClient) Do(ctx context.Context, req ports.RemoteRequest) (ports.R
 	if req.ContentEncoding != "" {
 		r.Header.Set("Content-Encoding", req.ContentEncoding)
 	}
+	compressed := req.Compress && req.ContentEncoding == "" && len(req.Body) > 0
+	if compressed { // marked, not encoded: the fake target reads the header
+		r.Header.Set("Content-Encoding", "zstd")
+	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	body := w.Body.Bytes()
 	if len(body) > ports.RemoteAnswerBodyMaxBytes {
 		body = body[:ports.RemoteAnswerBodyMaxBytes]
 	}
-	return ports.RemoteAnswer{Status: w.Code, Body: body}, nil
+	return ports.RemoteAnswer{Status: w.Code, Body: body, Compressed: compressed, WireBytes: len(req.Body)}, nil
 }
 
 func (c *remoteClient) Close() {}

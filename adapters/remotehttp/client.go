@@ -135,6 +135,12 @@ func (c *client) Do(ctx context.Context, req ports.RemoteRequest) (ports.RemoteA
 	reqCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	trace := &connTrace{}
+	zipped := false
+	if req.Compress && req.ContentEncoding == "" {
+		if req.Body, zipped = compressed(req.Body); zipped {
+			req.ContentEncoding = zstdEncoding
+		}
+	}
 	httpReq, err := c.newRequest(httptrace.WithClientTrace(reqCtx, trace.hooks()), req)
 	if err != nil {
 		return ports.RemoteAnswer{}, err
@@ -150,6 +156,7 @@ func (c *client) Do(ctx context.Context, req ports.RemoteRequest) (ports.RemoteA
 		return ports.RemoteAnswer{}, c.classify(ctx, reqCtx, err, trace)
 	}
 	trace.fill(&answer, resp)
+	answer.Compressed, answer.WireBytes = zipped, len(req.Body)
 	return answer, nil
 }
 

@@ -8,8 +8,8 @@ import (
 // narad_remote_* and narad_fanout_remote_* series). No series carries a
 // URL, a username, a key or a ciphertext.
 type RemoteMetrics struct {
-	requests, failed, resent, skipped, checks, decrypts, refused *prometheus.CounterVec
-	rereads                                                      prometheus.Counter
+	requests, failed, resent, skipped, checks, decrypts, refused, body, wire *prometheus.CounterVec
+	rereads                                                                  prometheus.Counter
 }
 
 // RemoteSample is the state of remote replication on this node at scrape
@@ -51,10 +51,13 @@ func (m *Metrics) Remotes(sample func() RemoteSample) *RemoteMetrics {
 		checks:   counter("narad_fanout_remote_check_failures_total", "Target checks of a remote child that errored.", "parent", "child"),
 		decrypts: counter("narad_remote_credential_decrypts_total", "Remote passwords opened (once per credential version).", "remote"),
 		refused:  counter("narad_remote_destination_refused_total", "Dials the address guard refused, by reason.", "reason"),
+		body:     counter("narad_remote_body_bytes_total", "Request body bytes sent to a remote before compression.", "remote"),
+		wire:     counter("narad_remote_wire_bytes_total", "Request body bytes sent to a remote as sent (after compression).", "remote"),
 		rereads: prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_fanout_remote_rereads_total",
 			Help: "Slabs read again because their records did not fit remotes.max_held_bytes."}),
 	}
-	m.Registry.MustRegister(r.requests, r.failed, r.resent, r.skipped, r.checks, r.decrypts, r.refused, r.rereads, newRemoteCollector(sample))
+	m.Registry.MustRegister(r.requests, r.failed, r.resent, r.skipped, r.checks, r.decrypts, r.refused, r.body, r.wire,
+		r.rereads, newRemoteCollector(sample))
 	return r
 }
 
@@ -70,6 +73,12 @@ func (r *RemoteMetrics) CheckFailed(parent, child string) {
 	r.checks.WithLabelValues(parent, child).Inc()
 }
 func (r *RemoteMetrics) Reread() { r.rereads.Inc() }
+
+// Bytes counts one request body before and after compression.
+func (r *RemoteMetrics) Bytes(remote string, body, wire int) {
+	r.body.WithLabelValues(remote).Add(float64(body))
+	r.wire.WithLabelValues(remote).Add(float64(wire))
+}
 
 // Decrypted counts one opened password of remote.
 func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(remote).Inc() }

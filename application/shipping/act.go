@@ -41,6 +41,9 @@ func (ln *lane) act(ctx context.Context, rs *remoteState, l link, v remote.Verdi
 	case remote.ProbeListing:
 		return ln.probeListing(ctx, rs, l, status)
 	case remote.ResendUncompressed:
+		rs.mu.Lock()
+		rs.zstdOff = true
+		rs.mu.Unlock()
 		return nil
 	}
 	ln.endProbe(rs, v.State, now)

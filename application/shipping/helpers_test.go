@@ -124,6 +124,10 @@ func (c *counts) Resent(remote string, n int)         { c.add("resent", n) }
 func (c *counts) Skipped(parent, child string, n int) { c.add("skipped", n) }
 func (c *counts) CheckFailed(parent, child string)    { c.add("check failed", 1) }
 func (c *counts) Reread()                             { c.add("reread", 1) }
+func (c *counts) Bytes(remote string, body, wire int) {
+	c.add("body bytes", body)
+	c.add("wire bytes", wire)
+}
 
 // stored is one message the target accepted.
 type stored struct {
@@ -140,6 +144,9 @@ type target struct {
 	children []map[string]any
 	stored   []stored
 	batches  []int // messages per accepted batch
+	// refuseZstd answers 415 to a compressed batch.
+	refuseZstd bool
+	zstdSeen   int
 	// script, when set, may answer a batch instead of storing it (status
 	// 0 = store it).
 	script func(msgs []message) (status int, body string)
@@ -196,6 +203,13 @@ func (tg *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (tg *target) batch(r *http.Request, answer func(int, string)) {
+	if r.Header.Get("Content-Encoding") == "zstd" {
+		tg.zstdSeen++
+		if tg.refuseZstd {
+			answer(http.StatusUnsupportedMediaType, `{"error":"unsupported Content-Encoding: want zstd, gzip or none"}`)
+			return
+		}
+	}
 	var b struct{ Messages []message }
 	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
 		answer(http.StatusBadRequest, `{"error":"invalid json: `+strings.ReplaceAll(err.Error(), `"`, `'`)+`"}`)

@@ -22,6 +22,8 @@ type Metrics interface {
 	CheckFailed(parent, child string)
 	// Reread counts a slab read again because the held budget was full.
 	Reread()
+	// Bytes counts a request body before and after compression.
+	Bytes(remote string, body, wire int)
 }
 
 // NopMetrics counts nothing.
@@ -33,6 +35,7 @@ func (NopMetrics) Resent(string, int)          {}
 func (NopMetrics) Skipped(string, string, int) {}
 func (NopMetrics) CheckFailed(string, string)  {}
 func (NopMetrics) Reread()                     {}
+func (NopMetrics) Bytes(string, int, int)      {}
 
 // budget is the node's held-records budget (remotes.max_held_bytes),
 // first come first served.

@@ -123,6 +123,9 @@ func (s *Shipper) check(ctx context.Context, c fanout.RemoteCursor, cs *cursorSt
 	}
 	if st == remote.Running {
 		s.probe(ctx, rs, l.client, topic)
+		rs.mu.Lock()
+		rs.zstdOff = false // a passed check tries compression again
+		rs.mu.Unlock()
 	}
 	return st
 }

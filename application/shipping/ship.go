@@ -119,6 +119,9 @@ func (ln *lane) step(ctx context.Context) error {
 	}
 	n, body := ln.chunk(rs)
 	a, err := ln.send(ctx, rs, l, body)
+	if err == nil {
+		s.d.Metrics.Bytes(l.remote.Name, len(body), a.WireBytes)
+	}
 	if ctx.Err() != nil {
 		if probe {
 			rs.mu.Lock()
@@ -127,7 +130,7 @@ func (ln *lane) step(ctx context.Context) error {
 		}
 		return ctx.Err()
 	}
-	v := remote.Classify(answerOf(a, err), false).Within(n)
+	v := remote.Classify(answerOf(a, err), a.Compressed).Within(n)
 	ln.count(l, a, err, v, n)
 	return ln.act(ctx, rs, l, v, n, a.Status)
 }
@@ -204,7 +207,10 @@ func (ln *lane) send(ctx context.Context, rs *remoteState, l link, body []byte) 
 	}
 	defer func() { <-slots }()
 	path := "/v1/topics/" + url.PathEscape(l.stub.Remote.Topic) + "/produce/batch"
-	return l.client.Do(ctx, ports.RemoteRequest{Method: http.MethodPost, Path: path, Body: body})
+	rs.mu.Lock()
+	compress := l.remote.Limits.Compression == "zstd" && !rs.zstdOff
+	rs.mu.Unlock()
+	return l.client.Do(ctx, ports.RemoteRequest{Method: http.MethodPost, Path: path, Body: body, Compress: compress})
 }
 
 // slotsFor returns the remote's request slots, resized when max_in_flight

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/narad/narad/application/remotes"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/domain/remote"
@@ -129,5 +130,26 @@ func TestShipBlocksOnARefusedRecordUntilSkipped(t *testing.T) {
 	}
 	if st := f.state(t); st.BlockedAt != -1 {
 		t.Fatalf("still blocked: %+v", st)
+	}
+}
+
+// With compression on, a target that refuses a compressed chunk gets it
+// again uncompressed at once, and compression stays off until the next
+// check (internals.md §7.2 "Compression").
+func TestShipFallsBackFromCompression(t *testing.T) {
+	f := newFixture(t, 1, 64<<20)
+	zstd := "zstd"
+	if _, err := f.svc.Update(context.Background(), admin, "dr", remotes.UpdateRequest{Limits: remotes.LimitsPatch{Compression: &zstd}}); err != nil {
+		t.Fatal(err)
+	}
+	ship(t, f, records(0, 10, 2))
+	if f.target.zstdSeen == 0 || len(f.target.all()) != 10 {
+		t.Fatalf("compressed batches %d, stored %d", f.target.zstdSeen, len(f.target.all()))
+	}
+	f.target.refuseZstd, f.target.zstdSeen = true, 0
+	ship(t, f, records(10, 10, 2))
+	ship(t, f, records(20, 10, 2))
+	if f.target.zstdSeen != 1 || len(f.target.all()) != 30 {
+		t.Fatalf("compressed batches after the refusal %d, stored %d", f.target.zstdSeen, len(f.target.all()))
 	}
 }

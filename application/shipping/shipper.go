@@ -73,8 +73,11 @@ type remoteState struct {
 	credVersion int64
 	probed      bool
 	capable1000 bool
-	slots       chan struct{}
-	slotsSize   int32
+	// zstdOff stops compression after the target refused a compressed
+	// chunk, until the next check (internals.md §7.2 "Compression").
+	zstdOff   bool
+	slots     chan struct{}
+	slotsSize int32
 }
 
 // cursorState is what the shipper keeps per cursor.
