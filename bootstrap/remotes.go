@@ -36,7 +36,7 @@ var remotesModule = fx.Module("remotes",
 		newRemotesService,
 		newShipper,
 	),
-	fx.Invoke(sampleRemotes),
+	fx.Invoke(sampleRemotes, guardRemotePosture),
 )
 
 // remoteSampler answers the remote gauges at scrape time; its parts are
@@ -224,3 +224,35 @@ func (b backlogs) DispatchBacklog(ctx context.Context, node string) (uint64, err
 	}
 	return st.DispatchBacklog, err
 }
+
+// guardRemotePosture stops a node whose metadata holds a remote while it
+// runs with security off or without a usable cluster secret (api.md §6.3):
+// it could neither open the passwords nor guard the remotes API. The check
+// waits for the replica to catch up, then reads the remotes once.
+func guardRemotePosture(lc fx.Lifecycle, sd fx.Shutdowner, cfg config.Config, s ports.MetadataStore, k ports.RemoteKeyring, log *zap.Logger) {
+	runWorker(lc, func(ctx context.Context) {
+		if err := waitCaughtUp(ctx, s); err != nil {
+			return
+		}
+		all, err := s.Remotes()
+		if err != nil || len(all) == 0 {
+			return
+		}
+		reason := ""
+		switch {
+		case !cfg.Security.Enabled:
+			reason = "security is off"
+		case k.CanSeal() != nil:
+			reason = k.CanSeal().Error()
+		default:
+			return
+		}
+		log.Error("this cluster holds remotes, which need security on and a generated NARAD_CLUSTER_SECRET; stopping",
+			zap.String("reason", reason), zap.Int("remotes", len(all)))
+		_ = sd.Shutdown(fx.ExitCode(remotePostureExitCode))
+	})
+}
+
+// remotePostureExitCode is the exit code of a node stopped by the remote
+// posture guard.
+const remotePostureExitCode = 2

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,11 +53,16 @@ func Run(ctx context.Context, p RunParams) error {
 		return startFailure(err, cfg)
 	}
 	log.Info("node started", zap.String("version", Build().Version), zap.Duration("took", time.Since(start)))
-	<-ctx.Done()
+	var stoppedItself error
+	select {
+	case <-ctx.Done():
+	case sig := <-app.Wait():
+		stoppedItself = fmt.Errorf("the node stopped itself (exit code %d); its log says why", sig.ExitCode)
+	}
 	log.Info("shutting down")
 	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())
 	defer cancelStop()
-	return app.Stop(stopCtx)
+	return errors.Join(stoppedItself, app.Stop(stopCtx))
 }
 
 // devBanner says what --dev runs, and says loudly when it overrides a
