@@ -89,7 +89,7 @@ func newRemoteTestCmd(e *env, g *globals) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "test <name> --topic TOPIC",
-		Short: "Run the attach checks from every node against a topic on the remote; exits 1 unless all pass",
+		Short: "Run the attach checks against a topic on the remote; exits 1 unless they pass",
 		Args:  exactArgs("name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if spec.Topic == "" {

@@ -136,7 +136,7 @@ func newTopicResumeCmd(e *env, g *globals) *cobra.Command {
 	var acceptTarget bool
 	c := &cobra.Command{
 		Use:   "resume <parent> <child>",
-		Short: "Re-check a remote child's target from every node and let it send; print the stub",
+		Short: "Re-check a remote child's target and let it send; print the stub",
 		Args:  exactArgs("parent", "child"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return remoteChildAction(e, g, func(cl *httpclient.Client) (*httpclient.Topic, error) {
