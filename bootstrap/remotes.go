@@ -129,7 +129,7 @@ func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache 
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
 			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links,
-			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}}, cache)
+			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}, Members: d.Peers}, cache)
 }
 
 func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, m *telemetry.RemoteMetrics, log *zap.Logger) *shipping.Shipper {
@@ -256,3 +256,10 @@ func guardRemotePosture(lc fx.Lifecycle, sd fx.Shutdowner, cfg config.Config, s 
 // remotePostureExitCode is the exit code of a node stopped by the remote
 // posture guard.
 const remotePostureExitCode = 2
+
+// remoteMember answers op 36 for this node: its remote child cursors, the
+// target checks run from it, its credential states.
+type remoteMember struct {
+	localLinks
+	*remotes.Service
+}

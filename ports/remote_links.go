@@ -29,3 +29,55 @@ type RemoteLinks interface {
 type PeerRemoteLinks interface {
 	RemoteLinks(ctx context.Context, node, parent string) ([]RemoteCursorReport, error)
 }
+
+// RemoteCheckRequest asks a member to run the target checks of remote
+// against topic (internals.md §7.5), comparing with local parent Source
+// when set.
+type RemoteCheckRequest struct {
+	Remote string
+	Topic  string
+	Source string
+}
+
+// RemoteCheckReport is one member's verdict of the target checks.
+type RemoteCheckReport struct {
+	Node              string
+	Result            string // pass or fail
+	Class             string
+	CredentialVersion int64
+	TargetID          string
+	TargetServesIDs   bool
+	RTTMs             int64
+	CertNotAfterMs    int64 // Unix ms; 0 when unknown
+	Warnings          []string
+	SecurityEnabled   bool
+	RaftTLS           bool
+	APIHopEncrypted   bool
+	Capable1000       bool
+}
+
+// RemoteCredentialReport is one node's credential cache state of one
+// remote (internals.md §7.6).
+type RemoteCredentialReport struct {
+	Remote            string
+	State             string
+	CredentialVersion int64
+	KeyVersion        string
+	Fingerprint       string
+}
+
+// RemoteMember is what a member answers of remote replication over node
+// RPC op 36: its remote child cursors of a parent, the target checks run
+// from it, and its credential states.
+type RemoteMember interface {
+	RemoteLinks
+	MemberCheck(ctx context.Context, req RemoteCheckRequest) (RemoteCheckReport, error)
+	Credentials() []RemoteCredentialReport
+}
+
+// PeerRemoteMembers asks another member (op 36).
+type PeerRemoteMembers interface {
+	PeerRemoteLinks
+	MemberCheck(ctx context.Context, node string, req RemoteCheckRequest) (RemoteCheckReport, error)
+	Credentials(ctx context.Context, node string) ([]RemoteCredentialReport, error)
+}

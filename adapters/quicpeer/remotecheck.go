@@ -9,17 +9,36 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-var _ ports.PeerRemoteLinks = (*Peers)(nil)
+var _ ports.PeerRemoteMembers = (*Peers)(nil)
 
-// remoteCheckRequest is RemoteCheck's request (op 36): the mode and the
-// parent whose remote child cursors are asked for. "links" is the one mode
-// this build serves.
+// remoteCheckRequest is RemoteCheck's request (op 36, JSON): the mode and
+// its arguments. links: the remote child cursors of Parent this node runs;
+// check: the target checks of Remote against Topic (Source a local parent);
+// credentials: this node's credential states.
 type remoteCheckRequest struct {
 	Mode   string `json:"mode"`
-	Parent string `json:"parent"`
+	Parent string `json:"parent,omitempty"`
+	Remote string `json:"remote,omitempty"`
+	Topic  string `json:"topic,omitempty"`
+	Source string `json:"source,omitempty"`
 }
 
-// remoteCursorBody is one cursor of a "links" reply.
+// The modes of op 36.
+const (
+	remoteCheckModeLinks       = "links"
+	remoteCheckModeCheck       = "check"
+	remoteCheckModeCredentials = "credentials"
+)
+
+// remoteCursorsMax bounds a links reply and remoteCredentialsMax a
+// credentials reply: sanity bounds against a corrupt reply (a cluster
+// holds at most 64 remotes).
+const (
+	remoteCursorsMax     = 1 << 20
+	remoteCredentialsMax = 1024
+)
+
+// remoteCursorBody is one cursor of a links reply.
 type remoteCursorBody struct {
 	Partition   int32  `json:"partition"`
 	Child       string `json:"child"`
@@ -34,19 +53,13 @@ type remoteLinksReply struct {
 	Cursors []remoteCursorBody `json:"cursors"`
 }
 
-// remoteCheckModeLinks asks for a parent's remote child cursors.
-const remoteCheckModeLinks = "links"
+type remoteCredentialsReply struct {
+	Credentials []ports.RemoteCredentialReport `json:"credentials"`
+}
 
-// remoteCursorsMax bounds a reply: 16 remote children of a parent of at
-// most 65,536 partitions would be more than any node runs; this is a sanity
-// bound against a corrupt reply.
-const remoteCursorsMax = 1 << 20
-
-// RemoteLinks asks node for the remote child cursors of parent it runs
-// (op 36, mode links).
+// RemoteLinks asks node for the remote child cursors of parent it runs.
 func (p *Peers) RemoteLinks(ctx context.Context, node, parent string) ([]ports.RemoteCursorReport, error) {
-	req, _ := json.Marshal(remoteCheckRequest{Mode: remoteCheckModeLinks, Parent: parent})
-	body, err := p.call(ctx, node, OpRemoteCheck, req)
+	body, err := p.remoteCheck(ctx, node, remoteCheckRequest{Mode: remoteCheckModeLinks, Parent: parent})
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +68,37 @@ func (p *Peers) RemoteLinks(ctx context.Context, node, parent string) ([]ports.R
 		return nil, unreadableReply("remote links", node, err)
 	}
 	return out, nil
+}
+
+// MemberCheck asks node to run the target checks of req.
+func (p *Peers) MemberCheck(ctx context.Context, node string, req ports.RemoteCheckRequest) (ports.RemoteCheckReport, error) {
+	body, err := p.remoteCheck(ctx, node, remoteCheckRequest{Mode: remoteCheckModeCheck, Remote: req.Remote, Topic: req.Topic, Source: req.Source})
+	if err != nil {
+		return ports.RemoteCheckReport{}, err
+	}
+	var rep ports.RemoteCheckReport
+	if err := strictJSON(body, &rep); err != nil || rep.Node == "" || (rep.Result != "pass" && rep.Result != "fail") {
+		return rep, unreadableReply("remote check", node, fmt.Errorf("report %+v: %w", rep, ErrBadPayload))
+	}
+	return rep, nil
+}
+
+// Credentials asks node for its credential states.
+func (p *Peers) Credentials(ctx context.Context, node string) ([]ports.RemoteCredentialReport, error) {
+	body, err := p.remoteCheck(ctx, node, remoteCheckRequest{Mode: remoteCheckModeCredentials})
+	if err != nil {
+		return nil, err
+	}
+	var r remoteCredentialsReply
+	if err := strictJSON(body, &r); err != nil || len(r.Credentials) > remoteCredentialsMax {
+		return nil, unreadableReply("remote credentials", node, fmt.Errorf("%d credentials: %w", len(r.Credentials), ErrBadPayload))
+	}
+	return r.Credentials, nil
+}
+
+func (p *Peers) remoteCheck(ctx context.Context, node string, req remoteCheckRequest) ([]byte, error) {
+	payload, _ := json.Marshal(req) // plain fields always marshal
+	return p.call(ctx, node, OpRemoteCheck, payload)
 }
 
 func decodeRemoteLinks(body []byte) ([]ports.RemoteCursorReport, error) {
@@ -81,33 +125,56 @@ func decodeRemoteCheckRequest(p []byte) (remoteCheckRequest, error) {
 	if err := strictJSON(p, &req); err != nil {
 		return req, err
 	}
-	if req.Mode != remoteCheckModeLinks {
+	switch req.Mode {
+	case remoteCheckModeLinks:
+		if domain.ValidateTopicName(req.Parent) != nil {
+			return req, fmt.Errorf("remote check parent: %w", ErrBadPayload)
+		}
+	case remoteCheckModeCheck:
+		if req.Remote == "" || domain.ValidateTopicName(req.Topic) != nil || req.Source != "" && domain.ValidateTopicName(req.Source) != nil {
+			return req, fmt.Errorf("remote check arguments: %w", ErrBadPayload)
+		}
+	case remoteCheckModeCredentials:
+	default:
 		return req, fmt.Errorf("remote check mode %q: %w", req.Mode, domain.ErrInvalidArgument)
-	}
-	if err := domain.ValidateTopicName(req.Parent); err != nil {
-		return req, fmt.Errorf("remote check parent: %w", ErrBadPayload)
 	}
 	return req, nil
 }
 
-// RegisterRemoteCheck serves RemoteCheck (op 36) with r. It panics on a
-// nil r.
-func RegisterRemoteCheck(srv *Server, r ports.RemoteLinks) {
-	if r == nil {
-		panic("quicpeer: nil remote links")
+// RegisterRemoteCheck serves RemoteCheck (op 36) with m. It panics on a
+// nil m.
+func RegisterRemoteCheck(srv *Server, m ports.RemoteMember) {
+	if m == nil {
+		panic("quicpeer: nil remote member")
 	}
-	srv.Handle(OpRemoteCheck, func(_ context.Context, p []byte) ([]byte, error) {
+	srv.Handle(OpRemoteCheck, func(ctx context.Context, p []byte) ([]byte, error) {
 		req, err := decodeRemoteCheckRequest(p)
 		if err != nil {
 			return errReply(err), nil
 		}
-		reports := r.RemoteLinks(req.Parent)
-		body := remoteLinksReply{Cursors: make([]remoteCursorBody, len(reports))}
-		for i, c := range reports {
-			body.Cursors[i] = remoteCursorBody{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-				LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag}
+		var reply any
+		switch req.Mode {
+		case remoteCheckModeLinks:
+			reply = linksReply(m.RemoteLinks(req.Parent))
+		case remoteCheckModeCheck:
+			rep, err := m.MemberCheck(ctx, ports.RemoteCheckRequest{Remote: req.Remote, Topic: req.Topic, Source: req.Source})
+			if err != nil {
+				return errReply(err), nil
+			}
+			reply = rep
+		default:
+			reply = remoteCredentialsReply{Credentials: m.Credentials()}
 		}
-		b, _ := json.Marshal(body) // plain fields always marshal
+		b, _ := json.Marshal(reply) // plain fields always marshal
 		return okReply(b), nil
 	})
+}
+
+func linksReply(reports []ports.RemoteCursorReport) remoteLinksReply {
+	body := remoteLinksReply{Cursors: make([]remoteCursorBody, len(reports))}
+	for i, c := range reports {
+		body.Cursors[i] = remoteCursorBody{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
+			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag}
+	}
+	return body
 }

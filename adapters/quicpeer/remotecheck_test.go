@@ -8,7 +8,8 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// fakeLinks answers a fixed set of cursors for parent "orders".
+// fakeLinks answers a fixed set of cursors for parent "orders", a check
+// report naming what it was asked, and one credential state.
 type fakeLinks []ports.RemoteCursorReport
 
 func (f fakeLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
@@ -16,6 +17,15 @@ func (f fakeLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
 		return nil
 	}
 	return f
+}
+
+func (f fakeLinks) MemberCheck(_ context.Context, req ports.RemoteCheckRequest) (ports.RemoteCheckReport, error) {
+	return ports.RemoteCheckReport{Node: "owner", Result: "fail", Class: "target_missing", TargetID: req.Remote + "/" + req.Topic + "/" + req.Source,
+		CredentialVersion: 3, Warnings: []string{"w"}, SecurityEnabled: true}, nil
+}
+
+func (f fakeLinks) Credentials() []ports.RemoteCredentialReport {
+	return []ports.RemoteCredentialReport{{Remote: "dr", State: "ready", CredentialVersion: 3, KeyVersion: "0123456789abcdef", Fingerprint: "0123456789ab"}}
 }
 
 // ensure that a remote links request crosses two nodes intact (op 36,
@@ -40,12 +50,22 @@ func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
 	if _, err := p.RemoteLinks(context.Background(), "owner", "bad/name"); err == nil {
 		t.Fatal("a bad parent name was served")
 	}
+	rep, err := p.MemberCheck(context.Background(), "owner", ports.RemoteCheckRequest{Remote: "dr", Topic: "orders", Source: "src"})
+	if err != nil || rep.TargetID != "dr/orders/src" || rep.Class != "target_missing" || rep.CredentialVersion != 3 || !rep.SecurityEnabled {
+		t.Fatalf("check: %+v (%v)", rep, err)
+	}
+	creds, err := p.Credentials(context.Background(), "owner")
+	if err != nil || len(creds) != 1 || creds[0].State != "ready" || creds[0].KeyVersion != "0123456789abcdef" {
+		t.Fatalf("credentials: %+v (%v)", creds, err)
+	}
 }
 
 // FuzzRemoteCheckPayloads feeds arbitrary bytes to both decoders: never a
 // panic, and a decoded reply holds only cursors in range.
 func FuzzRemoteCheckPayloads(f *testing.F) {
 	f.Add([]byte(`{"mode":"links","parent":"orders"}`))
+	f.Add([]byte(`{"mode":"check","remote":"dr","topic":"orders","source":"src"}`))
+	f.Add([]byte(`{"mode":"credentials"}`))
 	f.Add([]byte(`{"cursors":[{"partition":0,"child":"c","state":"running","blocked_at":-1,"last_ok_ms":0,"last_check_ms":0,"lag":0}]}`))
 	f.Add([]byte(`{"cursors":[{"partition":-1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

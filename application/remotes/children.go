@@ -75,11 +75,12 @@ func (s *Service) attachChild(ctx context.Context, p access.Principal, req Attac
 	if err := s.admitChildWrite(); err != nil {
 		return AttachResult{}, err
 	}
-	rep, err := s.runChecks(ctx, r, req.RemoteTopic, &parent)
+	reports, err := s.runChecks(ctx, r, req.RemoteTopic, &parent)
 	if err != nil {
 		return AttachResult{}, err
 	}
-	out := AttachResult{DryRun: req.DryRun, Checks: []Report{rep}, Warnings: []string{}, Capable1000: rep.Capable1000}
+	rep := reports[0]
+	out := AttachResult{DryRun: req.DryRun, Checks: reports, Warnings: []string{}, Capable1000: rep.Capable1000}
 	if parent.RetentionMs != 0 && parent.RetentionMs < retentionWarnMs {
 		out.Warnings = append(out.Warnings, "parent retention is below 72 hours")
 	}
@@ -158,17 +159,18 @@ func (s *Service) admitChildWrite() error {
 	return nil
 }
 
-// runChecks runs the target checks of r from this node, one check of a
-// remote per 5 s; a failure is a *CheckError.
-func (s *Service) runChecks(ctx context.Context, r meta.Remote, topic string, source *meta.Topic) (Report, error) {
+// runChecks runs the target checks of r from the members (checkMembers),
+// one check of a remote per 5 s on this node; a failure is a *CheckError.
+// The reports start with this node's.
+func (s *Service) runChecks(ctx context.Context, r meta.Remote, topic string, source *meta.Topic) ([]Report, error) {
 	if ok, after := s.checks.admit(r.Name, s.d.Clock.Now()); !ok {
-		return Report{}, domain.RefuseLater(domain.ErrRateLimited, msgCheckBusy, after)
+		return nil, domain.RefuseLater(domain.ErrRateLimited, msgCheckBusy, after)
 	}
-	rep := s.CheckTarget(ctx, r, topic, source)
-	if rep.Result != ResultPass {
-		return rep, &CheckError{Class: rep.Class, Checks: []Report{rep}}
+	reports := s.checkMembers(ctx, r, topic, source)
+	if class := foldReports(r, reports); class != "" {
+		return reports, &CheckError{Class: class, Checks: reports}
 	}
-	return rep, nil
+	return reports, nil
 }
 
 // attachEvent builds the entry of a remote child's create with fresh ids.

@@ -125,14 +125,15 @@ func (s *Service) resume(ctx context.Context, p access.Principal, parent, child 
 	if err := s.admitChildWrite(); err != nil {
 		return stub, err
 	}
-	rep, err := s.runChecks(ctx, r, link.Topic, &src)
+	reports, err := s.runChecks(ctx, r, link.Topic, &src)
 	if err != nil {
 		return stub, err
 	}
+	rep := reports[0]
 	ev := &meta.SetRemoteChildState{Parent: parent, Child: child, ChildID: stub.ID, Op: meta.RemoteOpResume}
 	if rep.TargetID != link.TargetID {
 		if !acceptTarget {
-			return stub, &CheckError{Class: "target_replaced", Checks: []Report{rep}}
+			return stub, &CheckError{Class: "target_replaced", Checks: reports}
 		}
 		ev.Op, ev.TargetID = meta.RemoteOpAcceptTarget, rep.TargetID
 	}

@@ -42,13 +42,13 @@ type Listing struct {
 }
 
 // List returns every remote; nodes adds the members' credential states.
-func (s *Service) List(_ context.Context, p access.Principal, nodes bool) (Listing, error) {
-	out, err := s.list(p, nodes)
+func (s *Service) List(ctx context.Context, p access.Principal, nodes bool) (Listing, error) {
+	out, err := s.list(ctx, p, nodes)
 	s.record(ports.AuditRemoteList, p, "", err)
 	return out, err
 }
 
-func (s *Service) list(p access.Principal, nodes bool) (Listing, error) {
+func (s *Service) list(ctx context.Context, p access.Principal, nodes bool) (Listing, error) {
 	if err := authorize(p); err != nil {
 		return Listing{}, err
 	}
@@ -65,7 +65,7 @@ func (s *Service) list(p access.Principal, nodes bool) (Listing, error) {
 		if r.KeyVersion == out.KeyVersion && (out.KeyFirstSealedAtMs == 0 || r.SetAtMs < out.KeyFirstSealedAtMs) {
 			out.KeyFirstSealedAtMs = r.SetAtMs
 		}
-		v, err := s.view(r, nodes)
+		v, err := s.view(ctx, r, nodes)
 		if err != nil {
 			return Listing{}, err
 		}
@@ -75,13 +75,13 @@ func (s *Service) list(p access.Principal, nodes bool) (Listing, error) {
 }
 
 // Get returns one remote.
-func (s *Service) Get(_ context.Context, p access.Principal, name string, nodes bool) (View, error) {
-	v, err := s.get(p, name, nodes)
+func (s *Service) Get(ctx context.Context, p access.Principal, name string, nodes bool) (View, error) {
+	v, err := s.get(ctx, p, name, nodes)
 	s.record(ports.AuditRemoteGet, p, name, err)
 	return v, err
 }
 
-func (s *Service) get(p access.Principal, name string, nodes bool) (View, error) {
+func (s *Service) get(ctx context.Context, p access.Principal, name string, nodes bool) (View, error) {
 	if err := authorize(p); err != nil {
 		return View{}, err
 	}
@@ -89,11 +89,11 @@ func (s *Service) get(p access.Principal, name string, nodes bool) (View, error)
 	if err != nil {
 		return View{}, err
 	}
-	return s.view(r, nodes)
+	return s.view(ctx, r, nodes)
 }
 
 // view builds r's answer.
-func (s *Service) view(r meta.Remote, nodes bool) (View, error) {
+func (s *Service) view(ctx context.Context, r meta.Remote, nodes bool) (View, error) {
 	links, err := s.links(r)
 	if err != nil {
 		return View{}, err
@@ -103,7 +103,7 @@ func (s *Service) view(r meta.Remote, nodes bool) (View, error) {
 		v.Links = []string{}
 	}
 	if nodes {
-		v.Nodes = s.nodeStates(r)
+		v.Nodes = s.nodeStates(ctx, r)
 	}
 	r.SealedPassword = nil
 	v.Remote = r
@@ -137,14 +137,15 @@ func (s *Service) links(r meta.Remote) ([]string, error) {
 	return out, nil
 }
 
-// nodeStates reports every member's credential state. This node answers
-// from its cache; the others are reported unknown until node-to-node
-// credential reports exist.
-func (s *Service) nodeStates(r meta.Remote) []NodeState {
+// nodeStates reports every member's credential state: this node's from
+// its cache, the others' over op 36 (unknown when a member does not
+// answer).
+func (s *Service) nodeStates(ctx context.Context, r meta.Remote) []NodeState {
 	members, err := s.d.Store.Members()
 	if err != nil {
 		return []NodeState{s.cache.State(r, s.o.Self)}
 	}
+	others := s.nodeCredentials(ctx, members, r)
 	out := make([]NodeState, 0, len(members))
 	seenSelf := false
 	for _, m := range members {
@@ -153,7 +154,13 @@ func (s *Service) nodeStates(r meta.Remote) []NodeState {
 			seenSelf = true
 			continue
 		}
-		out = append(out, NodeState{Node: m.ID, State: StateUnknown, LastError: "none"})
+		st, ok := others[m.ID]
+		if !ok {
+			st = NodeState{Node: m.ID, State: StateUnknown, LastError: "none"}
+		} else if st.CredentialVersion < r.CredentialVersion && st.State == StateReady {
+			st.State = StateStale
+		}
+		out = append(out, st)
 	}
 	if !seenSelf {
 		out = append(out, s.cache.State(r, s.o.Self))

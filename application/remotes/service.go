@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/access"
@@ -50,6 +51,9 @@ type Deps struct {
 	// Backlogs reads the members' dispatch backlogs (the unshipped
 	// check); nil counts this node as not answering.
 	Backlogs Backlogs
+	// Members asks other members to run the target checks and for their
+	// credential states; nil checks from this node alone.
+	Members MemberPeers
 }
 
 // Service runs the remotes use cases of one node. Safe for concurrent use.
@@ -193,3 +197,5 @@ func (s *Service) record(event string, p access.Principal, name string, err erro
 	}
 	s.d.Audit.Record(ports.AuditEvent{Event: event, Actor: p.Name, Subject: subject, Outcome: outcome, Reason: reason})
 }
+
+func msToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -60,19 +60,10 @@ func (s *Service) test(ctx context.Context, p access.Principal, name string, req
 	if ok, after := s.checks.admit(r.Name, s.d.Clock.Now()); !ok {
 		return TestResult{}, domain.RefuseLater(domain.ErrRateLimited, msgCheckBusy, after)
 	}
-	rep := s.CheckTarget(ctx, r, req.Topic, source)
-	return fold(r.Name, []Report{rep}), nil
-}
-
-// fold turns the members' reports into one verdict: the first failing
-// class in member order, else pass.
-func fold(remote string, reports []Report) TestResult {
-	out := TestResult{Remote: remote, Result: ResultPass, Checks: reports}
-	for _, r := range reports {
-		if r.Result != ResultPass {
-			out.Result, out.Class = ResultFail, r.Class
-			break
-		}
+	reports := s.checkMembers(ctx, r, req.Topic, source)
+	out := TestResult{Remote: r.Name, Result: ResultPass, Checks: reports}
+	if class := foldReports(r, reports); class != "" {
+		out.Result, out.Class = ResultFail, class
 	}
-	return out
+	return out, nil
 }
