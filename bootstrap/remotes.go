@@ -35,22 +35,51 @@ var remotesModule = fx.Module("remotes",
 		newRemoteCache,
 		newRemotesService,
 		newShipper,
+		newLocalLinks,
 	),
 	fx.Invoke(sampleRemotes, guardRemotePosture),
 )
+
+// cursors samples this node's remote child cursors, parent by parent.
+func (r *remoteSampler) cursors() []telemetry.RemoteCursorSample {
+	var out []telemetry.RemoteCursorSample
+	seen := map[string]bool{}
+	now := r.clock.Now().UnixMilli()
+	for _, st := range r.shipper.Statuses() {
+		parent := st.Cursor.Parent
+		if seen[parent] {
+			continue
+		}
+		seen[parent] = true
+		t, _, _ := r.store.Topic(parent)
+		for _, c := range r.links.RemoteLinks(parent) {
+			s := telemetry.RemoteCursorSample{Parent: parent, Child: c.Child, Partition: c.Partition, State: c.State, LastOKMs: c.LastOKMs}
+			if c.OldestUnsentMs > 0 {
+				s.LagSeconds = float64(now-c.OldestUnsentMs) / 1000
+			}
+			if t.RetentionMs > 0 {
+				s.HeadroomSeconds, s.HasHeadroom = float64(t.RetentionMs)/1000-s.LagSeconds, true
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // remoteSampler answers the remote gauges at scrape time; its parts are
 // set once the graph is built (sampleRemotes).
 type remoteSampler struct {
 	store   ports.MetadataStore
+	clock   ports.Clock
+	links   *localLinks
 	shipper *shipping.Shipper
 	cache   *remotes.Cache
 	allow   bool
 	plain   bool
 }
 
-func newRemoteSampler(cfg config.Config, s ports.MetadataStore) *remoteSampler {
-	return &remoteSampler{store: s, allow: len(cfg.Remotes.AllowedHosts) > 0,
+func newRemoteSampler(cfg config.Config, s ports.MetadataStore, c ports.Clock) *remoteSampler {
+	return &remoteSampler{store: s, clock: c, allow: len(cfg.Remotes.AllowedHosts) > 0,
 		plain: cfg.Security.ClusterTLSCertFile == "" && len(cfg.Cluster.Peers) > 0}
 }
 
@@ -58,8 +87,8 @@ func newRemoteMetrics(m *telemetry.Metrics, r *remoteSampler) *telemetry.RemoteM
 	return m.Remotes(r.sample)
 }
 
-func sampleRemotes(r *remoteSampler, sh *shipping.Shipper, c *remotes.Cache) {
-	r.shipper, r.cache = sh, c
+func sampleRemotes(r *remoteSampler, sh *shipping.Shipper, c *remotes.Cache, l *localLinks) {
+	r.shipper, r.cache, r.links = sh, c, l
 }
 
 func (r *remoteSampler) sample() telemetry.RemoteSample {
@@ -68,10 +97,7 @@ func (r *remoteSampler) sample() telemetry.RemoteSample {
 		return out
 	}
 	out.HeldBytes = r.shipper.HeldBytes()
-	for _, st := range r.shipper.Statuses() {
-		out.Cursors = append(out.Cursors, telemetry.RemoteCursorSample{Parent: st.Cursor.Parent, Child: st.Cursor.Child,
-			Partition: st.Cursor.Partition, State: st.State, LastOKMs: st.LastOKMs})
-	}
+	out.Cursors = r.cursors()
 	all, err := r.store.Remotes()
 	if err != nil {
 		return out
@@ -117,15 +143,14 @@ type remotesDeps struct {
 	Audit     ports.AuditLog
 	Logs      ports.PartitionLogs
 	Peers     *quicpeer.Peers
-	Shipper   *shipping.Shipper
-	Engine    *fanout.Engine
+	Links     *localLinks
 	Status    *membership.StatusReporter
 	Local     ports.ConsumerFrontiers
 	Remote    ports.PeerFrontiers
 }
 
 func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache *remotes.Cache) (*remotes.Service, error) {
-	links := linkAsker{self: id.ID, local: localLinks{shipper: d.Shipper, engine: d.Engine}, peers: d.Peers}
+	links := linkAsker{self: id.ID, local: d.Links, peers: d.Peers}
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
 			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links,
@@ -138,30 +163,60 @@ func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, 
 }
 
 // localLinks reports this node's remote child cursors: the shipper's link
-// states with the fan-out engine's lag (the owner side of op 36).
+// states with the fan-out engine's lag and, for a cursor behind, the commit
+// time of the oldest record the remote has not accepted (the owner side of
+// op 36).
 type localLinks struct {
 	shipper *shipping.Shipper
 	engine  *fanout.Engine
+	store   ports.MetadataTopics
+	logs    ports.PartitionReader
 }
 
-func (l localLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
+func newLocalLinks(sh *shipping.Shipper, e *fanout.Engine, s ports.MetadataStore, logs ports.PartitionLogs) *localLinks {
+	return &localLinks{shipper: sh, engine: e, store: s, logs: logs}
+}
+
+func (l *localLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
 	type cursor struct {
 		partition int32
 		child     string
 	}
-	lag := map[cursor]int64{}
+	at := map[cursor]fanout.CursorStatus{}
 	for _, c := range l.engine.Cursors() {
 		if c.Parent == parent {
-			lag[cursor{c.Partition, c.Child}] = c.Lag
+			at[cursor{c.Partition, c.Child}] = c
 		}
 	}
 	out := l.shipper.RemoteLinks(parent)
 	for i, r := range out {
-		if v, ok := lag[cursor{r.Partition, r.Child}]; ok {
-			out[i].Lag = v
+		if c, ok := at[cursor{r.Partition, r.Child}]; ok {
+			out[i].Lag = c.Lag
+			out[i].OldestUnsentMs = l.oldestUnsent(parent, c)
 		}
 	}
 	return out
+}
+
+// oldestUnsentReadMaxBytes bounds the read of the oldest unsent record.
+const oldestUnsentReadMaxBytes = 1 << 20
+
+// oldestUnsent is the commit time of the record at c's position, 0 when
+// the cursor is at the tail or the record cannot be read.
+func (l *localLinks) oldestUnsent(parent string, c fanout.CursorStatus) int64 {
+	if c.Lag <= 0 || c.NextOffset < 0 {
+		return 0
+	}
+	t, found, err := l.store.Topic(parent)
+	if err != nil || !found {
+		return 0
+	}
+	ref := domain.PartitionRef{Topic: parent, TopicID: domain.TopicID(t.ID), Partition: c.Partition}
+	recs, err := l.logs.Read(context.Background(), ref, c.NextOffset, 1, oldestUnsentReadMaxBytes)
+	if err != nil || len(recs) == 0 {
+		return 0
+	}
+	return recs[0].CommittedAtMs
 }
 
 // linkAsker reads remote child cursors: this node's own, node RPC op 36
@@ -260,6 +315,6 @@ const remotePostureExitCode = 2
 // remoteMember answers op 36 for this node: its remote child cursors, the
 // target checks run from it, its credential states.
 type remoteMember struct {
-	localLinks
+	*localLinks
 	*remotes.Service
 }

@@ -15,6 +15,9 @@ type RemoteCursorReport struct {
 	LastOKMs    int64
 	LastCheckMs int64
 	Lag         int64
+	// OldestUnsentMs is the commit time (Unix ms) of the oldest parent
+	// record the remote has not accepted; 0 when none or unknown.
+	OldestUnsentMs int64
 }
 
 // RemoteLinks reports the remote child cursors of one parent that run on

@@ -206,6 +206,9 @@ type remoteChildJSON struct {
 	TargetVerifiedAt *string             `json:"target_verified_at"`
 	Unverified       bool                `json:"unverified"`
 	LastSuccessAt    *string             `json:"last_success_at"`
+	LagSeconds       int64               `json:"lag_seconds"`
+	HeadroomSeconds  *int64              `json:"retention_headroom_seconds,omitempty"`
+	SourceDrained    bool                `json:"source_drained"`
 	Partitions       []partitionLinkJSON `json:"partitions,omitempty"`
 }
 
@@ -249,7 +252,8 @@ func (h *topicHandlers) remoteLinks(c *gin.Context, parent string) map[string]re
 
 func remoteChildView(l remoteLink, partitions bool) *remoteChildJSON {
 	out := &remoteChildJSON{Remote: remoteLinkView(l.stub.Remote, false), Paused: l.stub.Remote.Paused, State: l.link.State,
-		Unverified: l.link.Unverified, TargetVerifiedAt: msTime(l.link.TargetVerifiedMs), LastSuccessAt: msTime(l.link.LastSuccessMs)}
+		Unverified: l.link.Unverified, TargetVerifiedAt: msTime(l.link.TargetVerifiedMs), LastSuccessAt: msTime(l.link.LastSuccessMs),
+		LagSeconds: l.link.LagSeconds, HeadroomSeconds: l.link.HeadroomSeconds, SourceDrained: l.link.SourceDrained}
 	if b := l.link.Blocked; b != nil {
 		out.BlockedAt = &blockedJSON{Partition: b.Partition, Offset: b.BlockedAt, State: b.State}
 	}

@@ -47,6 +47,7 @@ type remoteCursorBody struct {
 	LastOKMs    int64  `json:"last_ok_ms"`
 	LastCheckMs int64  `json:"last_check_ms"`
 	Lag         int64  `json:"lag"`
+	OldestMs    int64  `json:"oldest_unsent_ms"`
 }
 
 type remoteLinksReply struct {
@@ -115,7 +116,7 @@ func decodeRemoteLinks(body []byte) ([]ports.RemoteCursorReport, error) {
 			return nil, fmt.Errorf("remote cursor %+v out of range: %w", c, ErrBadPayload)
 		}
 		out[i] = ports.RemoteCursorReport{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag}
+			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag, OldestUnsentMs: c.OldestMs}
 	}
 	return out, nil
 }
@@ -174,7 +175,7 @@ func linksReply(reports []ports.RemoteCursorReport) remoteLinksReply {
 	body := remoteLinksReply{Cursors: make([]remoteCursorBody, len(reports))}
 	for i, c := range reports {
 		body.Cursors[i] = remoteCursorBody{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag}
+			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag, OldestMs: c.OldestUnsentMs}
 	}
 	return body
 }

@@ -33,7 +33,7 @@ func (f fakeLinks) Credentials() []ports.RemoteCredentialReport {
 func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
 	t.Parallel()
 	want := []ports.RemoteCursorReport{
-		{Partition: 0, Child: "orders-dr", State: "running", BlockedAt: -1, LastOKMs: 1_700_000_000_000, LastCheckMs: 1_700_000_000_500, Lag: 12},
+		{Partition: 0, Child: "orders-dr", State: "running", BlockedAt: -1, LastOKMs: 1_700_000_000_000, LastCheckMs: 1_700_000_000_500, Lag: 12, OldestUnsentMs: 1_699_999_999_000},
 		{Partition: 2, Child: "orders-dr", State: "rejected_record", BlockedAt: 41, Lag: -1},
 	}
 	srv, _ := newServer(t, ServerOptions{})

@@ -29,6 +29,12 @@ type RemoteCursorSample struct {
 	Partition     int32
 	State         string
 	LastOKMs      int64 // 0 before the first accepted request
+	// LagSeconds is the age of the oldest record the remote lacks;
+	// HeadroomSeconds the parent's retention minus it (HasHeadroom false
+	// when the parent keeps forever).
+	LagSeconds      float64
+	HeadroomSeconds float64
+	HasHeadroom     bool
 }
 
 // RemoteCredentialSample is this node's credential state of one remote.
@@ -87,8 +93,8 @@ func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(re
 func (r *RemoteMetrics) DestinationRefused(reason string) { r.refused.WithLabelValues(reason).Inc() }
 
 type remoteCollector struct {
-	sample                                          func() RemoteSample
-	state, lastOK, held, cred, allowlist, plainRaft *prometheus.Desc
+	sample                                                         func() RemoteSample
+	state, lastOK, held, cred, allowlist, plainRaft, lag, headroom *prometheus.Desc
 }
 
 func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
@@ -99,6 +105,10 @@ func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
 		lastOK: prometheus.NewDesc("narad_fanout_remote_last_success_timestamp_seconds", "When a remote child last had a request accepted.",
 			[]string{"parent", "child"}, nil),
 		held: prometheus.NewDesc("narad_remote_held_bytes", "Unsent records held in memory across failures.", nil, nil),
+		lag: prometheus.NewDesc("narad_fanout_remote_lag_seconds", "Age of the oldest parent record a remote child's target lacks (its recovery point).",
+			[]string{"parent", "child", "partition"}, nil),
+		headroom: prometheus.NewDesc("narad_fanout_remote_retention_headroom_seconds", "Parent retention left before a remote child's link drops records.",
+			[]string{"parent", "child", "partition"}, nil),
 		cred: prometheus.NewDesc("narad_remote_credential_state", "1 for this node's credential cache state of a remote.",
 			[]string{"remote", "state"}, nil),
 		allowlist: prometheus.NewDesc("narad_remotes_allowlist_configured", "1 when remotes.allowed_hosts is set.", nil, nil),
@@ -107,7 +117,7 @@ func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
 }
 
 func (c *remoteCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.state, c.lastOK, c.held, c.cred, c.allowlist, c.plainRaft} {
+	for _, d := range []*prometheus.Desc{c.state, c.lastOK, c.held, c.cred, c.allowlist, c.plainRaft, c.lag, c.headroom} {
 		ch <- d
 	}
 }
@@ -116,7 +126,12 @@ func (c *remoteCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.sample()
 	last := map[[2]string]int64{}
 	for _, cur := range s.Cursors {
-		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, cur.Parent, cur.Child, part(cur.Partition), cur.State)
+		p := part(cur.Partition)
+		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, cur.Parent, cur.Child, p, cur.State)
+		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, cur.LagSeconds, cur.Parent, cur.Child, p)
+		if cur.HasHeadroom {
+			ch <- prometheus.MustNewConstMetric(c.headroom, prometheus.GaugeValue, cur.HeadroomSeconds, cur.Parent, cur.Child, p)
+		}
 		k := [2]string{cur.Parent, cur.Child}
 		last[k] = max(last[k], cur.LastOKMs)
 	}

@@ -13,7 +13,7 @@ func TestRemoteSeries(t *testing.T) {
 	m := NewMetrics()
 	sample := RemoteSample{
 		Cursors: []RemoteCursorSample{
-			{Parent: "orders", Child: "orders-dr", Partition: 0, State: "running", LastOKMs: 1_700_000_000_000},
+			{Parent: "orders", Child: "orders-dr", Partition: 0, State: "running", LastOKMs: 1_700_000_000_000, LagSeconds: 12, HeadroomSeconds: 86388, HasHeadroom: true},
 			{Parent: "orders", Child: "orders-dr", Partition: 1, State: "auth_failed"},
 		},
 		HeldBytes: 42, Credentials: []RemoteCredentialSample{{Remote: "dr", State: "ready"}},
@@ -33,6 +33,13 @@ narad_fanout_remote_state{child="orders-dr",parent="orders",partition="1",state=
 # HELP narad_fanout_remote_last_success_timestamp_seconds When a remote child last had a request accepted.
 # TYPE narad_fanout_remote_last_success_timestamp_seconds gauge
 narad_fanout_remote_last_success_timestamp_seconds{child="orders-dr",parent="orders"} 1.7e+09
+# HELP narad_fanout_remote_lag_seconds Age of the oldest parent record a remote child's target lacks (its recovery point).
+# TYPE narad_fanout_remote_lag_seconds gauge
+narad_fanout_remote_lag_seconds{child="orders-dr",parent="orders",partition="0"} 12
+narad_fanout_remote_lag_seconds{child="orders-dr",parent="orders",partition="1"} 0
+# HELP narad_fanout_remote_retention_headroom_seconds Parent retention left before a remote child's link drops records.
+# TYPE narad_fanout_remote_retention_headroom_seconds gauge
+narad_fanout_remote_retention_headroom_seconds{child="orders-dr",parent="orders",partition="0"} 86388
 # HELP narad_remote_held_bytes Unsent records held in memory across failures.
 # TYPE narad_remote_held_bytes gauge
 narad_remote_held_bytes 42
@@ -53,7 +60,7 @@ narad_remote_resent_records_total{remote="dr"} 3
 narad_fanout_remote_rereads_total 1
 `
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_fanout_remote_state",
-		"narad_fanout_remote_last_success_timestamp_seconds", "narad_remote_held_bytes", "narad_remote_credential_state",
+		"narad_fanout_remote_last_success_timestamp_seconds", "narad_fanout_remote_lag_seconds", "narad_fanout_remote_retention_headroom_seconds", "narad_remote_held_bytes", "narad_remote_credential_state",
 		"narad_remotes_plaintext_raft", "narad_remote_requests_total", "narad_remote_resent_records_total",
 		"narad_fanout_remote_rereads_total"); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ type PartitionLink struct {
 	LastOKMs    int64
 	LastCheckMs int64
 	Lag         int64 // -1 unknown
+	// OldestUnsentMs is the commit time of the oldest record the remote
+	// lacks; 0 when none or unknown.
+	OldestUnsentMs int64
 }
 
 // LinkState is a remote child's link as the children listing shows it
@@ -36,7 +39,15 @@ type LinkState struct {
 	LastSuccessMs    int64          // newest accepted request over the partitions; 0 before one
 	TargetVerifiedMs int64          // oldest last successful check; 0 until every cursor had one
 	Unverified       bool
-	Partitions       []PartitionLink
+	// LagSeconds is how old the oldest record the remote lacks is (the
+	// link's recovery point); Headroom is the parent's retention minus it,
+	// nil when the parent keeps forever.
+	LagSeconds      int64
+	HeadroomSeconds *int64
+	// SourceDrained: the parent's consumers acked past the link's start on
+	// every partition.
+	SourceDrained bool
+	Partitions    []PartitionLink
 }
 
 // LinkStates reads the link of every remote child of parent from the
@@ -57,12 +68,33 @@ func (s *Service) LinkStates(ctx context.Context, parent meta.Topic) (map[string
 		}
 	}
 	reports := s.askOwners(ctx, parent.Name, owners)
+	unconsumed, _ := s.startOffsets(ctx, parent, meta.RemoteFromUnconsumed)
 	now := s.d.Clock.Now().UnixMilli()
 	out := make(map[string]LinkState, len(stubs))
 	for _, stub := range stubs {
-		out[stub.Name] = foldLink(stub, parent.Partitions, owners, reports, now)
+		ls := foldLink(stub, parent.Partitions, owners, reports, now)
+		if ls.LagSeconds >= 0 && parent.RetentionMs > 0 {
+			h := parent.RetentionMs/1000 - ls.LagSeconds
+			ls.HeadroomSeconds = &h
+		}
+		ls.SourceDrained = drained(stub.AttachOffsets, unconsumed)
+		out[stub.Name] = ls
 	}
 	return out, nil
+}
+
+// drained reports whether the consumers' frontier (unconsumed, one per
+// parent partition; nil when unknown) is at or past every start offset.
+func drained(starts, unconsumed []int64) bool {
+	if unconsumed == nil {
+		return false
+	}
+	for p, u := range unconsumed {
+		if p < len(starts) && u < starts[p] {
+			return false
+		}
+	}
+	return true
 }
 
 // stubsOf returns parent's remote children.
@@ -112,7 +144,7 @@ func (s *Service) askOwners(ctx context.Context, parent string, owners map[int32
 			for _, r := range got {
 				if owners[r.Partition] == node {
 					out[cursorKey{r.Child, r.Partition}] = PartitionLink{Partition: r.Partition, Node: node, State: r.State,
-						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs, Lag: r.Lag}
+						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs, Lag: r.Lag, OldestUnsentMs: r.OldestUnsentMs}
 				}
 			}
 		})
@@ -141,6 +173,9 @@ func foldLink(stub meta.Topic, partitions int32, owners map[int32]string, report
 		}
 		states = append(states, st)
 		ls.LastSuccessMs = max(ls.LastSuccessMs, pl.LastOKMs)
+		if pl.OldestUnsentMs > 0 {
+			ls.LagSeconds = max(ls.LagSeconds, (nowMs-pl.OldestUnsentMs)/1000)
+		}
 		if pl.BlockedAt >= 0 && ls.Blocked == nil {
 			blocked := pl
 			ls.Blocked = &blocked

@@ -40,7 +40,8 @@ func TestLinkStatesFoldTheOwnersReports(t *testing.T) {
 	now := f.clock.Now().UnixMilli()
 	links := linksFake{
 		"n1": {{Partition: 0, Child: "orders-dr", State: "running", BlockedAt: -1, LastOKMs: now - 1000, LastCheckMs: now - 11*60_000}},
-		"n2": {{Partition: 1, Child: "orders-dr", State: "rejected_record", BlockedAt: 41, LastOKMs: now - 5000, LastCheckMs: now - 2000}},
+		"n2": {{Partition: 1, Child: "orders-dr", State: "rejected_record", BlockedAt: 41, LastOKMs: now - 5000, LastCheckMs: now - 2000,
+			Lag: 3, OldestUnsentMs: now - 90_000}},
 	}
 	svc, err := remotes.New(remotes.Options{Self: "n1"}, remotes.Deps{Store: f.meta, Keyring: f.keyring, Transport: f.transport,
 		Clock: f.clock, Audit: f.audit, Random: rand.Reader, Links: links}, f.cache)
@@ -57,6 +58,9 @@ func TestLinkStatesFoldTheOwnersReports(t *testing.T) {
 	}
 	if l.Partitions[2].State != "unknown" || l.Partitions[2].Node != "n3" || l.TargetVerifiedMs != 0 || !l.Unverified || l.LastSuccessMs != now-1000 {
 		t.Fatalf("link %+v", l)
+	}
+	if l.LagSeconds != 90 || l.HeadroomSeconds != nil || l.SourceDrained {
+		t.Fatalf("lag %d headroom %v drained %v", l.LagSeconds, l.HeadroomSeconds, l.SourceDrained)
 	}
 	links["n3"] = []ports.RemoteCursorReport{{Partition: 2, Child: "orders-dr", State: "running", BlockedAt: -1, LastCheckMs: now - 3000}}
 	_, got, _ = svc.LinksOf(context.Background(), "orders")
