@@ -70,9 +70,10 @@ func buildNarad(t *testing.T) string {
 }
 
 // startNode builds and starts a single secured node on free loopback ports
-// with a temporary data directory, and waits until root can sign in. The
-// process is killed when the test ends, pass or fail.
-func startNode(t *testing.T) *node {
+// with a temporary data directory and the extra NAME=value settings env,
+// and waits until root can sign in. The process is killed when the test
+// ends, pass or fail.
+func startNode(t *testing.T, env ...string) *node {
 	t.Helper()
 	bin := buildNarad(t)
 	port := freePort(t)
@@ -87,6 +88,7 @@ func startNode(t *testing.T) *node {
 		"NARAD_SECURITY_ENABLED=true",
 		"NARAD_LOG_LEVEL=warn",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = n.logs, n.logs
 	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {

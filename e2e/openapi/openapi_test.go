@@ -23,7 +23,10 @@ func TestDocumentIsValid(t *testing.T) {
 // docs/openapi.yaml, and that no documented operation goes unexercised.
 func TestOpenAPI(t *testing.T) {
 	s := loadSpec(t)
-	n := startNode(t)
+	rs := remotesSetup{target: startTarget(t)}
+	ghost := unusedPort(t)
+	rs.ghostURL = fmt.Sprintf("https://127.0.0.1:%d", ghost)
+	n := startNode(t, remotesEnv(rs.target.port, ghost)...)
 	cl := &client{url: n.url, spec: s, hits: map[string]map[int]int{}}
 	t.Run("health", cl.health)
 	t.Run("router", cl.router)
@@ -34,6 +37,8 @@ func TestOpenAPI(t *testing.T) {
 	t.Run("users", cl.users)
 	t.Run("access", cl.access)
 	t.Run("cluster", cl.cluster)
+	t.Run("remotes", cl.remotes(rs))
+	t.Run("remote children", cl.remoteChildren(rs))
 	t.Run("every documented operation was exercised", cl.coverage)
 }
 

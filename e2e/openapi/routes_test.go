@@ -13,27 +13,11 @@ import (
 // its routes there as Route{Method: http.MethodX, Path: "..."} literals.
 const routerDir = repoRoot + "/adapters/httpapi"
 
-// notServedYet are routes the server registers only as placeholders of
-// remote replication (api.md §2.10.2, §2.12.1, §2.18: 403, 412 or 501,
-// nothing stored). They stay out of the document until the remote plane
-// is built; the list must name exactly the registered ones.
-var notServedYet = map[string]bool{
-	"POST /v1/remotes":                                true,
-	"GET /v1/remotes":                                 true,
-	"GET /v1/remotes/{name}":                          true,
-	"PATCH /v1/remotes/{name}":                        true,
-	"DELETE /v1/remotes/{name}":                       true,
-	"POST /v1/remotes/{name}/test":                    true,
-	"POST /v1/cluster/reencrypt-remotes":              true,
-	"POST /v1/topics/{topic}/children/{child}/pause":  true,
-	"POST /v1/topics/{topic}/children/{child}/resume": true,
-	"POST /v1/topics/{topic}/children/{child}/skip":   true,
-}
-
 var (
 	// routeLiteral is one registration: the method, the path literal and,
-	// for a path built by concatenation, the variable appended to it.
-	routeLiteral = regexp.MustCompile(`Method:\s*http\.Method(\w+),\s*Path:\s*"([^"]*)"(?:\s*\+\s*(\w+))?`)
+	// for a path built by concatenation, the variable (or variable.field)
+	// appended to it.
+	routeLiteral = regexp.MustCompile(`Method:\s*http\.Method(\w+),\s*Path:\s*"([^"]*)"(?:\s*\+\s*(\w+(?:\.\w+)?))?`)
 	// methodField counts registrations however they are written, so that a
 	// shape routeLiteral misses fails the test instead of going unseen.
 	methodField = regexp.MustCompile(`Method:\s*http\.Method\w+`)
@@ -83,45 +67,69 @@ func servedRoutes(t *testing.T) map[string]bool {
 	return routes
 }
 
-// rangeValues resolves a path suffix variable bound by
-// `for _, name := range []string{"a", "b"}` in the same file.
-func rangeValues(t *testing.T, file, src, name string) []string {
+// rangeValues resolves a path suffix bound by a range over a literal in
+// the same file: a variable of `for _, name := range []string{"a", "b"}`,
+// or a string field of `for _, name := range []struct{ f string; ... }{{"a",
+// ...}, ...}` used as name.f.
+func rangeValues(t *testing.T, file, src, suffix string) []string {
 	t.Helper()
-	re := regexp.MustCompile(`for _, ` + regexp.QuoteMeta(name) + ` := range \[\]string\{([^}]*)\}`)
+	name, field, isField := strings.Cut(suffix, ".")
+	quoted := regexp.MustCompile(`"([^"]*)"`)
+	if !isField {
+		re := regexp.MustCompile(`for _, ` + regexp.QuoteMeta(name) + ` := range \[\]string\{([^}]*)\}`)
+		m := re.FindStringSubmatch(src)
+		if m == nil {
+			t.Fatalf("%s builds a route path with %s, which this test cannot resolve", file, suffix)
+		}
+		var out []string
+		for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
+			out = append(out, q[1])
+		}
+		return out
+	}
+	re := regexp.MustCompile(`for _, ` + regexp.QuoteMeta(name) + ` := range \[\]struct\s*\{([^}]*)\}\{((?:\s*\{[^{}]*\},?)+)\s*\}`)
 	m := re.FindStringSubmatch(src)
 	if m == nil {
-		t.Fatalf("%s builds a route path with %s, which this test cannot resolve", file, name)
+		t.Fatalf("%s builds a route path with %s, which this test cannot resolve", file, suffix)
+	}
+	index, i := -1, 0
+	for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == '\n' || r == ';' }) {
+		fs := strings.Fields(f)
+		if len(fs) == 0 {
+			continue
+		}
+		if len(fs) == 2 && fs[0] == field && fs[1] == "string" {
+			index = i
+		}
+		i++
 	}
 	var out []string
-	for _, q := range regexp.MustCompile(`"([^"]*)"`).FindAllStringSubmatch(m[1], -1) {
+	for _, elem := range regexp.MustCompile(`\{([^{}]*)\}`).FindAllStringSubmatch(m[2], -1) {
+		parts := strings.Split(elem[1], ",")
+		if index < 0 || index >= len(parts) {
+			t.Fatalf("%s builds a route path with %s, which this test cannot resolve", file, suffix)
+		}
+		q := quoted.FindStringSubmatch(parts[index])
+		if q == nil {
+			t.Fatalf("%s builds a route path with %s from a value that is not a string literal", file, suffix)
+		}
 		out = append(out, q[1])
 	}
 	return out
 }
 
-// ensure that every route the server registers is in docs/openapi.yaml,
-// except the remote-replication placeholders, which must not be.
+// ensure that every route the server registers is in docs/openapi.yaml.
 func TestServedRoutesAreDocumented(t *testing.T) {
 	s := loadSpec(t)
-	served := servedRoutes(t)
 	var missing []string
-	for r := range served {
-		_, documented := s.ops[r]
-		switch {
-		case notServedYet[r] && documented:
-			t.Errorf("%s is documented but still a placeholder; drop it from notServedYet once it is served", r)
-		case !notServedYet[r] && !documented:
+	for r := range servedRoutes(t) {
+		if _, documented := s.ops[r]; !documented {
 			missing = append(missing, r)
 		}
 	}
 	sort.Strings(missing)
 	for _, r := range missing {
 		t.Errorf("the server registers %s, which docs/openapi.yaml does not describe", r)
-	}
-	for r := range notServedYet {
-		if !served[r] {
-			t.Errorf("notServedYet names %s, which the server no longer registers", r)
-		}
 	}
 }
 

@@ -140,6 +140,7 @@ func (cl *client) children(t *testing.T) {
 
 	cl.do(t, call{method: "POST", path: "/v1/topics/fan-delayed/produce", as: root, body: []byte("x"), contentType: "application/octet-stream"}, 409).
 		wantError(t, "delayed child topic is not allowed")
-	cl.do(t, del("/v1/topics/fan/children/fan-delayed", root), 204)
+	cl.do(t, bad(del("/v1/topics/fan/children/fan-delayed?force=maybe", root)), 400)
+	cl.do(t, del("/v1/topics/fan/children/fan-delayed?force=true", root), 204)
 	cl.do(t, del("/v1/topics/fan/children/fan-delayed", root), 404)
 }
