@@ -102,6 +102,9 @@ func (h *topicHandlers) listChildren(c *gin.Context) {
 		cj := childJSON{Name: ch.Name, DelayMs: ch.DelayMs, LagMessages: ch.LagMessages, LagComplete: ch.LagComplete}
 		if l, ok := links[ch.Name]; ok {
 			cj.remoteChildJSON = remoteChildView(l, partitions)
+			if p := principalOf(c); p.Admin() && p.Secured() {
+				cj.Remote = remoteLinkView(l.stub.Remote, true) // paused_by and created_by are for admins
+			}
 		}
 		out.Children = append(out.Children, cj)
 	}

@@ -14,6 +14,10 @@ import (
 	"github.com/narad/narad/domain/remote"
 )
 
+// retryAfterCheckUnavailable is the Retry-After of a check that found the
+// target or a member unavailable (api.md §2.10.2: 503, Retry-After: 2).
+const retryAfterCheckUnavailable = "2"
+
 // remoteLinkJSON is a stub's remote object (api.md §2.10.2); paused_by and
 // created_by only for admins.
 type remoteLinkJSON struct {
@@ -60,6 +64,7 @@ func stubView(t meta.Topic) topicJSON {
 // remotes use case runs the checks and writes the stub (201), or answers a
 // dry run (200).
 func (h *topicHandlers) attachRemote(c *gin.Context, b attachBody) {
+	c.Header("Cache-Control", "no-store") // a remote-child answer (api.md §0.3)
 	if b.Remote == nil {
 		respondError(c, h.log, clientErr(http.StatusBadRequest, "remote_topic, from, lanes and dry_run are fields of a remote child and need remote"))
 		return
@@ -111,7 +116,14 @@ func respondRemoteError(c *gin.Context, log *zap.Logger, err error) {
 	var se *remotes.SkipError
 	switch {
 	case errors.As(err, &ce):
-		respondJSON(c, remote.HTTPStatus(ce.Class), map[string]any{"error": ce.Error(), "class": ce.Class, "checks": reportViews(ce.Checks)})
+		status := remote.HTTPStatus(ce.Class)
+		switch status {
+		case http.StatusTooManyRequests:
+			c.Header("Retry-After", strconv.Itoa(int(remote.GateRetryAfterMax.Seconds())))
+		case http.StatusServiceUnavailable:
+			c.Header("Retry-After", retryAfterCheckUnavailable)
+		}
+		respondJSON(c, status, map[string]any{"error": ce.Error(), "class": ce.Class, "checks": reportViews(ce.Checks)})
 	case errors.As(err, &se):
 		var at any
 		if se.At != nil {
@@ -286,6 +298,9 @@ func (h *topicHandlers) unshippedClear(c *gin.Context, name string, force bool) 
 		return true
 	}
 	err := h.rem.BeforeRemovalOf(c.Request.Context(), principalOf(c), name, force)
+	if err != nil {
+		c.Header("Cache-Control", "no-store") // a remote-child answer (api.md §0.3)
+	}
 	var ue *remotes.UnshippedError
 	switch {
 	case errors.As(err, &ue):

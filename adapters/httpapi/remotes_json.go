@@ -112,7 +112,7 @@ type remoteJSON struct {
 	Revision          int64              `json:"revision"`
 	CreatedAt         string             `json:"created_at"`
 	CreatedBy         string             `json:"created_by"`
-	Links             []string           `json:"links,omitempty"`
+	Links             *[]string          `json:"links,omitempty"`
 	Nodes             []remoteNodeJSON   `json:"nodes,omitempty"`
 }
 
@@ -131,7 +131,10 @@ func remoteView(v remotes.View) remoteJSON {
 		Limits: remoteLimitsJSON{MaxInFlight: r.Limits.MaxInFlight, RequestTimeoutMs: r.Limits.RequestTimeoutMs,
 			IdleConnTimeoutMs: r.Limits.IdleConnTimeoutMs, ConnMaxAgeMs: r.Limits.ConnMaxAgeMs,
 			CheckIntervalMs: r.Limits.CheckIntervalMs, Compression: r.Limits.Compression},
-		Revision: r.Revision, CreatedAt: rfc3339Ms(r.CreatedAtMs), CreatedBy: r.CreatedBy, Links: v.Links}
+		Revision: r.Revision, CreatedAt: rfc3339Ms(r.CreatedAtMs), CreatedBy: r.CreatedBy}
+	if v.Links != nil { // reads list the links, even none; a write's answer leaves them out
+		out.Links = &v.Links
+	}
 	for _, n := range v.Nodes {
 		out.Nodes = append(out.Nodes, remoteNodeJSON{Node: n.Node, State: n.State, CredentialVersion: n.CredentialVersion,
 			KeyVersion: n.KeyVersion, Fingerprint: n.Fingerprint, LastOKAt: rfc3339Ms(n.LastOKAtMs), LastError: n.LastError})
@@ -180,11 +183,14 @@ type postureJSON struct {
 
 func reportView(r remotes.Report) reportJSON {
 	out := reportJSON{Node: r.Node, Result: r.Result, Class: r.Class, CredentialVersion: r.CredentialVersion, TargetID: r.TargetID,
-		TargetServesIDs: r.TargetServesIDs, RTTMs: r.RTTMs, LaneCapacityPerS: r.LaneCapacityPerS(), Warnings: r.Warnings,
+		TargetServesIDs: r.TargetServesIDs, RTTMs: r.RTTMs, Warnings: r.Warnings,
 		Posture: postureJSON{SecurityEnabled: r.Posture.SecurityEnabled, LegacyClusterAuth: r.Posture.LegacyClusterAuth,
 			RaftTLS: r.Posture.RaftTLS, APIHopEncrypted: r.Posture.APIHopEncrypted}}
 	if !r.CertNotAfter.IsZero() {
 		out.ServerCertNotAfter = r.CertNotAfter.UTC().Format(time.RFC3339)
+	}
+	if r.RTTMs > 0 { // no connection, no estimate
+		out.LaneCapacityPerS = r.LaneCapacityPerS()
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}

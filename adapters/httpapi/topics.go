@@ -191,7 +191,11 @@ func (h *topicHandlers) describe(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	respondJSON(c, http.StatusOK, describeView(d))
+	out := describeView(d)
+	if req.Caller.Admin() && req.Caller.Secured() {
+		out.Remote = remoteLinkView(d.Topic.Remote, true) // paused_by and created_by are for admins
+	}
+	respondJSON(c, http.StatusOK, out)
 }
 
 // partitionParam parses describe's optional partition (api.md §2.7).

@@ -56,7 +56,7 @@ const retentionWarnMs = 72 * 3600 * 1000
 // partitions' owners, and one entry is proposed (nothing for a dry run).
 func (s *Service) AttachChild(ctx context.Context, p access.Principal, req AttachRequest) (AttachResult, error) {
 	out, err := s.attachChild(ctx, p, req)
-	s.record(ports.AuditRemoteChildCreate, p, req.Remote, err)
+	s.recordChild(ports.AuditRemoteChildCreate, p, req.Parent, req.Child, err)
 	return out, err
 }
 

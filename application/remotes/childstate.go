@@ -44,7 +44,7 @@ const pauseReasonMaxBytes = 256
 // Pause stops a remote child sending; a second pause replaces the reason.
 func (s *Service) Pause(ctx context.Context, p access.Principal, parent, child, reason string) (meta.Topic, error) {
 	stub, err := s.pause(ctx, p, parent, child, reason)
-	s.record(ports.AuditRemoteChildPause, p, "", err)
+	s.recordChild(ports.AuditRemoteChildPause, p, parent, child, err)
 	return stub, err
 }
 
@@ -101,7 +101,7 @@ func (s *Service) Resume(ctx context.Context, p access.Principal, parent, child 
 	if acceptTarget {
 		event = ports.AuditRemoteChildAccept
 	}
-	s.record(event, p, "", err)
+	s.recordChild(event, p, parent, child, err)
 	return stub, err
 }
 
@@ -145,7 +145,7 @@ func (s *Service) resume(ctx context.Context, p access.Principal, parent, child 
 // offset in rejected_record or record_too_large (api.md §2.12.1).
 func (s *Service) Skip(ctx context.Context, p access.Principal, parent, child string, partition int32, offset int64) (meta.Topic, error) {
 	stub, err := s.skip(ctx, p, parent, child, partition, offset)
-	s.record(ports.AuditRemoteChildSkip, p, "", err)
+	s.recordChild(ports.AuditRemoteChildSkip, p, parent, child, err)
 	return stub, err
 }
 

@@ -100,9 +100,12 @@ func (s *Service) propose(ctx context.Context, p access.Principal, ev meta.Event
 	return applied.Result, nil
 }
 
-// readRemote reads name from the local replica: domain.ErrRemoteNotFound
-// when absent.
+// readRemote reads name from the local replica: a 400 for a name no remote
+// can have, domain.ErrRemoteNotFound when absent.
 func (s *Service) readRemote(name string) (meta.Remote, error) {
+	if meta.ValidRemoteName(name) != nil {
+		return meta.Remote{}, invalidField("%q is not a remote name", name)
+	}
 	all, err := s.d.Store.Remotes()
 	if err != nil {
 		return meta.Remote{}, readFailure(err)
@@ -182,20 +185,43 @@ func proposeFailure(err error) error {
 // record writes the audit line of one request by p on remote name. It
 // names the remote only: never its URL, username or password.
 func (s *Service) record(event string, p access.Principal, name string, err error) {
-	outcome, reason := ports.AuditOK, ""
-	var r *domain.Refusal
-	switch {
-	case err == nil:
-	case errors.As(err, &r) && !errors.Is(err, domain.ErrUnavailable):
-		outcome, reason = ports.AuditRefused, r.Detail
-	default:
-		outcome, reason = ports.AuditFailed, err.Error()
-	}
 	subject := "remotes"
 	if name != "" {
 		subject = "remote " + name
 	}
+	s.recordSubject(event, p, subject, err)
+}
+
+// recordChild writes the audit line of one request on a remote child.
+func (s *Service) recordChild(event string, p access.Principal, parent, child string, err error) {
+	s.recordSubject(event, p, "remote child "+parent+"/"+child, err)
+}
+
+func (s *Service) recordSubject(event string, p access.Principal, subject string, err error) {
+	outcome, reason := ports.AuditOK, ""
+	switch {
+	case err == nil:
+	case refused(err):
+		outcome, reason = ports.AuditRefused, err.Error()
+	default:
+		outcome, reason = ports.AuditFailed, err.Error()
+	}
 	s.d.Audit.Record(ports.AuditEvent{Event: event, Actor: p.Name, Subject: subject, Outcome: outcome, Reason: reason})
+}
+
+// refused reports whether err is the client's refusal (an answer the
+// request earned), not a failure of this node or the cluster.
+func refused(err error) bool {
+	if errors.Is(err, domain.ErrUnavailable) {
+		return false
+	}
+	var r *domain.Refusal
+	var inUse *InUseError
+	var check *CheckError
+	var skip *SkipError
+	var unshipped *UnshippedError
+	return errors.As(err, &r) || errors.As(err, &inUse) || errors.As(err, &check) || errors.As(err, &skip) ||
+		errors.As(err, &unshipped) || errors.Is(err, domain.ErrForbidden)
 }
 
 func msToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -71,13 +71,13 @@ func (s *Service) BeforeRemoval(ctx context.Context, p access.Principal, t meta.
 	}
 	u := s.unshipped(ctx, parent, stubs)
 	if force {
-		s.d.Audit.Record(ports.AuditEvent{Event: ports.AuditRemoteChildDelete, Actor: p.Name, Subject: "topic " + t.Name,
+		s.d.Audit.Record(ports.AuditEvent{Event: ports.AuditRemoteChildDelete, Actor: p.Name, Subject: "remote child " + parent.Name + "/" + stubs[0].Name,
 			Outcome: ports.AuditOK, Reason: fmt.Sprintf("forced: abandoned_lag_messages=%d abandoned_dispatch_backlog=%d", u.LagMessages, sum(u.DispatchBacklog))})
 		return nil
 	}
 	if !u.clear() {
 		err := &UnshippedError{Child: stubs[0].Name, Report: u}
-		s.record(ports.AuditRemoteChildDelete, p, "", domain.Refuse(domain.ErrConflict, err.Error()))
+		s.recordChild(ports.AuditRemoteChildDelete, p, parent.Name, stubs[0].Name, err)
 		return err
 	}
 	return nil
