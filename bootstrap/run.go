@@ -56,8 +56,10 @@ func Run(ctx context.Context, p RunParams) error {
 	var stoppedItself error
 	select {
 	case <-ctx.Done():
-	case sig := <-app.Wait():
-		stoppedItself = fmt.Errorf("the node stopped itself (exit code %d); its log says why", sig.ExitCode)
+	case sig := <-app.Wait(): // a signal fx caught (exit code 0), or the node stopping itself
+		if sig.ExitCode != 0 {
+			stoppedItself = fmt.Errorf("the node stopped itself (exit code %d); its log says why", sig.ExitCode)
+		}
 	}
 	log.Info("shutting down")
 	stopCtx, cancelStop := context.WithTimeout(context.Background(), app.StopTimeout())

@@ -36,8 +36,8 @@ func (ln *lane) act(ctx context.Context, rs *remoteState, l link, v remote.Verdi
 		return nil // the next admit waits for the gate
 	case remote.Stall:
 		ln.endProbe(rs, v.State, now)
-		s.stall(ln.c, ln.cs, v.State, l.remote.Revision, status)
-		return ln.waitStall(ctx, l.remote.Revision)
+		s.stall(ln.c, ln.cs, v.State, l.stallKey(), status)
+		return ln.waitStall(ctx, l.stallKey())
 	case remote.ProbeListing:
 		return ln.probeListing(ctx, rs, l, status)
 	case remote.ResendUncompressed:
@@ -143,9 +143,9 @@ func skipped(l link, partition int32, off int64) bool {
 	return false
 }
 
-// waitStall waits out a stall: StallRetryWait, or less when the remote
+// waitStall waits out a stall: StallRetryWait, or less when the link
 // changed.
-func (ln *lane) waitStall(ctx context.Context, revision int64) error {
+func (ln *lane) waitStall(ctx context.Context, at stallKey) error {
 	until := ln.s.d.Clock.Now().Add(remote.StallRetryWait)
 	for ln.s.d.Clock.Now().Before(until) {
 		if err := ln.wait(ctx, pollInterval); err != nil {
@@ -155,7 +155,7 @@ func (ln *lane) waitStall(ctx context.Context, revision int64) error {
 		if err != nil {
 			return err
 		}
-		if st == remote.Running && l.remote.Revision != revision {
+		if st == remote.Running && l.stallKey() != at {
 			return nil
 		}
 	}
@@ -170,8 +170,8 @@ func (ln *lane) probeListing(ctx context.Context, rs *remoteState, l link, statu
 	a, err := l.client.Do(ctx, ports.RemoteRequest{Method: http.MethodGet, Path: path})
 	if err == nil && a.Status == http.StatusOK {
 		ln.endProbe(rs, remote.NoBatchProduce, ln.s.d.Clock.Now())
-		ln.s.stall(ln.c, ln.cs, remote.NoBatchProduce, l.remote.Revision, status)
-		return ln.waitStall(ctx, l.remote.Revision)
+		ln.s.stall(ln.c, ln.cs, remote.NoBatchProduce, l.stallKey(), status)
+		return ln.waitStall(ctx, l.stallKey())
 	}
 	return ln.act(ctx, rs, l, remote.Verdict{State: remote.Unavailable, Action: remote.RetryLane, Index: -1}, 0, status)
 }

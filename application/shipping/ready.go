@@ -47,7 +47,7 @@ func (s *Shipper) readiness(ctx context.Context, c fanout.RemoteCursor, cs *curs
 	s.noteCredential(rs, cs, l)
 	now := s.d.Clock.Now()
 	cs.mu.Lock()
-	stalled := now.Before(cs.stallUntil) && cs.stallRev == l.remote.Revision
+	stalled := now.Before(cs.stallUntil) && cs.stallAt == l.stallKey()
 	checkDue := !now.Before(cs.nextCheck)
 	cs.mu.Unlock()
 	if stalled {
@@ -55,7 +55,7 @@ func (s *Shipper) readiness(ctx context.Context, c fanout.RemoteCursor, cs *curs
 	}
 	if checkDue {
 		if st := s.check(ctx, c, cs, rs, l); st != remote.Running {
-			s.stall(c, cs, st, l.remote.Revision, 0)
+			s.stall(c, cs, st, l.stallKey(), 0)
 			return pollInterval, nil
 		}
 	}
@@ -88,11 +88,11 @@ func (s *Shipper) noteCredential(rs *remoteState, cs *cursorState, l link) {
 	cs.mu.Unlock()
 }
 
-// stall holds c in state st until StallRetryWait passed or the remote
-// changed.
-func (s *Shipper) stall(c fanout.RemoteCursor, cs *cursorState, st remote.State, revision int64, status int) {
+// stall holds c in state st until StallRetryWait passed or the link
+// changed (stallKey).
+func (s *Shipper) stall(c fanout.RemoteCursor, cs *cursorState, st remote.State, at stallKey, status int) {
 	cs.mu.Lock()
-	cs.stallUntil, cs.stallRev = s.d.Clock.Now().Add(remote.StallRetryWait), revision
+	cs.stallUntil, cs.stallAt = s.d.Clock.Now().Add(remote.StallRetryWait), at
 	cs.nextCheck = time.Time{} // a retry starts with a check
 	cs.mu.Unlock()
 	s.setState(c, cs, st, status)

@@ -99,40 +99,71 @@ func (s *Shipper) runLane(ctx context.Context, c fanout.RemoteCursor, cs *cursor
 }
 
 // step sends one request, or waits for the link, and acts on the answer.
+// The link (and with it the remote's client) is read after the gate
+// admitted the request: a password changed while the lane waited is the
+// one the request carries.
 func (ln *lane) step(ctx context.Context) error {
 	s := ln.s
-	l, st, err := s.readLink(ln.c)
-	if err != nil {
+	l, rs, probe, err := ln.admitted(ctx)
+	if err != nil || rs == nil {
 		return err
-	}
-	if st != remote.Running {
-		s.setState(ln.c, ln.cs, st, 0)
-		return ln.wait(ctx, pollInterval)
 	}
 	if ln.skipHead(l) {
+		ln.abandon(rs, probe)
 		return nil
-	}
-	rs := s.remoteState(l.remote)
-	probe, err := ln.admit(ctx, rs)
-	if err != nil {
-		return err
 	}
 	n, body := ln.chunk(rs)
 	a, err := ln.send(ctx, rs, l, body)
+	if ctx.Err() != nil {
+		ln.abandon(rs, probe)
+		return ctx.Err()
+	}
 	if err == nil {
 		s.d.Metrics.Bytes(l.remote.Name, len(body), a.WireBytes)
-	}
-	if ctx.Err() != nil {
-		if probe {
-			rs.mu.Lock()
-			rs.gate.Abandon()
-			rs.mu.Unlock()
-		}
-		return ctx.Err()
 	}
 	v := remote.Classify(answerOf(a, err), a.Compressed).Within(n)
 	ln.count(l, a, err, v, n)
 	return ln.act(ctx, rs, l, v, n, a.Status)
+}
+
+// admitted waits until the link may send and the remote's gate admits a
+// request, and returns the link as it is then; rs nil means the lane
+// waited a poll interval for a link that cannot send (paused, remote
+// missing, credential unreadable) and should look again.
+func (ln *lane) admitted(ctx context.Context) (link, *remoteState, bool, error) {
+	s := ln.s
+	for {
+		l, st, err := s.readLink(ln.c)
+		if err != nil {
+			return l, nil, false, err
+		}
+		if st != remote.Running {
+			s.setState(ln.c, ln.cs, st, 0)
+			return l, nil, false, ln.wait(ctx, pollInterval)
+		}
+		rs := s.remoteState(l.remote)
+		s.noteCredential(rs, ln.cs, l)
+		rs.mu.Lock()
+		ok, probe, wait := rs.gate.Admit(s.d.Clock.Now())
+		_, reason := rs.gate.Closed()
+		rs.mu.Unlock()
+		if ok {
+			return l, rs, probe, nil
+		}
+		s.setState(ln.c, ln.cs, reason, 0)
+		if err := ln.wait(ctx, min(wait, pollInterval)); err != nil {
+			return l, nil, false, err
+		}
+	}
+}
+
+// abandon gives back a probe that got no answer to classify.
+func (ln *lane) abandon(rs *remoteState, probe bool) {
+	if probe {
+		rs.mu.Lock()
+		rs.gate.Abandon()
+		rs.mu.Unlock()
+	}
 }
 
 // skipHead drops the lane's first record when an admin skipped its
@@ -149,24 +180,6 @@ func (ln *lane) skipHead(l link) bool {
 		}
 	}
 	return false
-}
-
-// admit waits for the remote's gate; probe reports that this request is
-// the closed gate's probe.
-func (ln *lane) admit(ctx context.Context, rs *remoteState) (bool, error) {
-	for {
-		rs.mu.Lock()
-		ok, probe, wait := rs.gate.Admit(ln.s.d.Clock.Now())
-		_, reason := rs.gate.Closed()
-		rs.mu.Unlock()
-		if ok {
-			return probe, nil
-		}
-		ln.s.setState(ln.c, ln.cs, reason, 0)
-		if err := ln.wait(ctx, wait); err != nil {
-			return false, err
-		}
-	}
 }
 
 // chunk encodes the next request: as many of the lane's next records as

@@ -80,6 +80,18 @@ type remoteState struct {
 	slotsSize int32
 }
 
+// stallKey is what ends a stall early when it changes: the remote's
+// revision (a new password, URL, limits) and the target the link records
+// (a resume that accepted a recreated target).
+type stallKey struct {
+	revision int64
+	target   string
+}
+
+func (l link) stallKey() stallKey {
+	return stallKey{revision: l.remote.Revision, target: l.stub.Remote.TargetID}
+}
+
 // cursorState is what the shipper keeps per cursor.
 type cursorState struct {
 	mu          sync.Mutex
@@ -89,7 +101,7 @@ type cursorState struct {
 	lastCheckMs int64 // last successful target check
 	nextCheck   time.Time
 	stallUntil  time.Time
-	stallRev    int64 // the remote's revision when the stall began
+	stallAt     stallKey // what the link was when the stall began
 	lastWarn    time.Time
 	lanes       []laneState
 	// progress holds, per lane, the last offset of the current slab the
