@@ -22,7 +22,7 @@ type Delivery struct {
 // "key_encoding":"base64". Any stored bytes render: no poison pill (story F8).
 func AppendEnvelope(dst []byte, d Delivery) []byte {
 	dst = append(dst, `{"topic":`...)
-	dst = appendJSONString(dst, d.Topic)
+	dst = AppendJSONString(dst, d.Topic)
 	dst = append(dst, `,"partition":`...)
 	dst = strconv.AppendInt(dst, int64(d.Partition), 10)
 	dst = append(dst, `,"offset":`...)
@@ -44,7 +44,7 @@ func AppendEnvelope(dst []byte, d Delivery) []byte {
 func appendKey(dst, key []byte) []byte {
 	dst = append(dst, `,"key":`...)
 	if utf8.Valid(key) {
-		return appendJSONString(dst, string(key))
+		return AppendJSONString(dst, key)
 	}
 	dst = appendBase64String(dst, key)
 	return append(dst, `,"key_encoding":"base64"`...)
@@ -56,7 +56,7 @@ func appendPayload(dst, payload []byte) []byte {
 	case validJSON(payload):
 		return append(dst, payload...)
 	case utf8.Valid(payload):
-		return appendJSONString(dst, string(payload))
+		return AppendJSONString(dst, payload)
 	default:
 		dst = appendBase64String(dst, payload)
 		return append(dst, `,"payload_encoding":"base64"`...)
@@ -70,32 +70,3 @@ func appendBase64String(dst, b []byte) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s (valid UTF-8) as a JSON string, escaping only
-// what JSON requires, so a decoder gets exactly s back.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}

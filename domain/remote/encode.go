@@ -3,6 +3,7 @@ package remote
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/narad/narad/domain"
 	"unicode/utf8"
 )
 
@@ -15,7 +16,6 @@ const (
 	keyBase64Field     = `,"key_encoding":"base64"`
 	payloadField       = `"payload":`
 	payloadBase64Field = `,"payload_encoding":"base64"`
-	hexDigits          = "0123456789abcdef"
 )
 
 // Message is one record as the send path encodes it. ForceBase64 sends the
@@ -77,7 +77,7 @@ func AppendMessage(dst []byte, key, payload []byte, forceBase64 bool) []byte {
 	if len(key) > 0 {
 		dst = append(dst, keyField...)
 		if utf8.Valid(key) {
-			dst = appendString(dst, key)
+			dst = domain.AppendJSONString(dst, key)
 		} else {
 			dst = appendBase64(dst, key)
 			dst = append(dst, keyBase64Field...)
@@ -100,7 +100,7 @@ func MessageLen(key, payload []byte, forceBase64 bool) int {
 	if len(key) > 0 {
 		n += len(keyField) + len(`,`)
 		if utf8.Valid(key) {
-			n += stringLen(key)
+			n += domain.JSONStringLen(key)
 		} else {
 			n += base64Len(key) + len(keyBase64Field)
 		}
@@ -164,49 +164,3 @@ func appendBase64(dst, src []byte) []byte {
 }
 
 func base64Len(src []byte) int { return base64.StdEncoding.EncodedLen(len(src)) + len(`""`) }
-
-// appendString appends valid UTF-8 s as a JSON string, escaping the quote,
-// the backslash and the control characters; every other byte is copied.
-func appendString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i, c := range s {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		start = i + 1
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// stringLen is the length appendString appends for s.
-func stringLen(s []byte) int {
-	n := len(`""`) + len(s)
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
-			n++
-		case c < 0x20:
-			n += len(`\u0000`) - 1
-		}
-	}
-	return n
-}

@@ -35,7 +35,7 @@ func TestAppendMessage(t *testing.T) {
 		{"forced", "", `{"a":1}`, true, `{"payload":"eyJhIjoxfQ==","payload_encoding":"base64"}`},
 		{"empty payload", "", "", false, `{"payload":"","payload_encoding":"base64"}`},
 		{"binary key", "\xff\x00", "1", false, `{"key":"/wA=","key_encoding":"base64","payload":1}`},
-		{"escaped key", "a\"b\\c\n\r\t\b\f\x01\x1f", "1", false, `{"key":"a\"b\\c\n\r\t\b\f\u0001\u001f","payload":1}`},
+		{"escaped key", "a\"b\\c\n\r\t\b\f\x01\x1f", "1", false, `{"key":"a\"b\\c\n\r\t\u0008\u000c\u0001\u001f","payload":1}`},
 		{"unicode key", "ключ-😀", "true", false, `{"key":"ключ-😀","payload":true}`},
 		{"key with NUL", "a\x00", "1", false, `{"key":"a\u0000","payload":1}`},
 	}
