@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -70,6 +71,7 @@ func (r *remoteSampler) cursors() []telemetry.RemoteCursorSample {
 // set once the graph is built (sampleRemotes).
 type remoteSampler struct {
 	store   ports.MetadataStore
+	keys    ports.RemoteKeyring
 	clock   ports.Clock
 	links   *localLinks
 	shipper *shipping.Shipper
@@ -78,8 +80,8 @@ type remoteSampler struct {
 	plain   bool
 }
 
-func newRemoteSampler(cfg config.Config, s ports.MetadataStore, c ports.Clock) *remoteSampler {
-	return &remoteSampler{store: s, clock: c, allow: len(cfg.Remotes.AllowedHosts) > 0,
+func newRemoteSampler(cfg config.Config, s ports.MetadataStore, c ports.Clock, k ports.RemoteKeyring) *remoteSampler {
+	return &remoteSampler{store: s, keys: k, clock: c, allow: len(cfg.Remotes.AllowedHosts) > 0,
 		plain: cfg.Security.ClusterTLSCertFile == "" && len(cfg.Cluster.Peers) > 0}
 }
 
@@ -103,10 +105,38 @@ func (r *remoteSampler) sample() telemetry.RemoteSample {
 		return out
 	}
 	out.RemotesExist = len(all) > 0
+	send := map[string]shipping.RemoteStatus{}
+	for _, st := range r.shipper.Remotes() {
+		send[st.Remote] = st
+	}
+	current := r.currentKey()
+	now := r.clock.Now()
+	var firstSealMs int64
 	for _, rem := range all {
 		out.Credentials = append(out.Credentials, telemetry.RemoteCredentialSample{Remote: rem.Name, State: r.cache.State(rem, "").State})
+		st, sent := send[rem.Name]
+		out.Remotes = append(out.Remotes, telemetry.RemoteStateSample{Remote: rem.Name, HasSendPath: sent, HasSetTime: rem.SetAtMs > 0,
+			RTTSeconds: st.RTT.Seconds(), GateBackoffSeconds: st.GateBackoff.Seconds(), ChunkBytesLimit: st.ChunkBytesCap,
+			CredentialAgeSeconds: now.Sub(time.UnixMilli(rem.SetAtMs)).Seconds(), CredentialKeyCurrent: rem.KeyVersion == current})
+		if rem.KeyVersion == current && (firstSealMs == 0 || rem.SetAtMs < firstSealMs) {
+			firstSealMs = rem.SetAtMs
+		}
+	}
+	if firstSealMs > 0 {
+		out.KeyAgeSeconds = now.Sub(time.UnixMilli(firstSealMs)).Seconds()
 	}
 	return out
+}
+
+// currentKey is the current key's version, "" before the first remote or
+// without a usable secret.
+func (r *remoteSampler) currentKey() string {
+	salt, found, err := r.store.RemoteSalt()
+	if err != nil || !found || r.keys == nil {
+		return ""
+	}
+	v, _ := r.keys.KeyVersion(salt)
+	return v
 }
 
 func newRemoteKeyring(cfg config.Config) ports.RemoteKeyring {
@@ -144,6 +174,7 @@ type remotesDeps struct {
 	Logs      ports.PartitionLogs
 	Peers     *quicpeer.Peers
 	Links     *localLinks
+	Metrics   *telemetry.RemoteMetrics
 	Status    *membership.StatusReporter
 	Local     ports.ConsumerFrontiers
 	Remote    ports.PeerFrontiers
@@ -154,7 +185,8 @@ func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache 
 	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
 			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links,
-			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}, Members: d.Peers}, cache)
+			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}, Members: d.Peers,
+			Sealed: d.Metrics.Sealed, ResealOpened: d.Metrics.ResealOpened}, cache)
 }
 
 func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, c ports.Clock, m *telemetry.RemoteMetrics, log *zap.Logger) *shipping.Shipper {

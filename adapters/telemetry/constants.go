@@ -11,6 +11,8 @@ const (
 	rpcBuckets                  = 9
 	moveSecondsBucketStart      = 0.1 // 100 ms … about 6,550 s over 9 buckets
 	moveSecondsBuckets          = 9
+	remoteBucketStartSeconds    = 0.0005 // 500 µs … about 33 s over 9 buckets
+	remoteBuckets               = 9
 	fanoutRecordsBucketStart    = 1 // 1 … 4,096 records over 7 buckets
 	fanoutRecordsBuckets        = 7
 	fanoutBytesBucketStart      = 64 // 64 B … 4 MiB over 9 buckets

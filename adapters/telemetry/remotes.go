@@ -9,7 +9,8 @@ import (
 // URL, a username, a key or a ciphertext.
 type RemoteMetrics struct {
 	requests, failed, resent, skipped, checks, decrypts, refused, body, wire *prometheus.CounterVec
-	rereads                                                                  prometheus.Counter
+	rereads, seals, resealOpens                                              prometheus.Counter
+	requestSeconds, slotWaitSeconds                                          *prometheus.HistogramVec
 }
 
 // RemoteSample is the state of remote replication on this node at scrape
@@ -21,6 +22,21 @@ type RemoteSample struct {
 	Allowlist    bool
 	PlainRaft    bool
 	RemotesExist bool
+	Remotes      []RemoteStateSample
+	// KeyAgeSeconds is how long the current key has sealed passwords; 0
+	// before the first seal.
+	KeyAgeSeconds float64
+}
+
+// RemoteStateSample is what this node knows of one remote at scrape time.
+type RemoteStateSample struct {
+	Remote                  string
+	RTTSeconds              float64 // 0 before a new connection
+	GateBackoffSeconds      float64
+	ChunkBytesLimit         int
+	CredentialAgeSeconds    float64
+	CredentialKeyCurrent    bool
+	HasSendPath, HasSetTime bool
 }
 
 // RemoteCursorSample is one remote child cursor.
@@ -61,9 +77,15 @@ func (m *Metrics) Remotes(sample func() RemoteSample) *RemoteMetrics {
 		wire:     counter("narad_remote_wire_bytes_total", "Request body bytes sent to a remote as sent (after compression).", "remote"),
 		rereads: prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_fanout_remote_rereads_total",
 			Help: "Slabs read again because their records did not fit remotes.max_held_bytes."}),
+		seals:       prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_remote_seals_total", Help: "Remote passwords sealed on this node."}),
+		resealOpens: prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_remote_reseal_opens_total", Help: "Remote passwords opened on this node to re-seal them."}),
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "narad_remote_request_seconds",
+			Help: "Round trip of a request to a remote.", Buckets: prometheus.ExponentialBuckets(remoteBucketStartSeconds, bucketFactor, remoteBuckets)}, []string{"remote"}),
+		slotWaitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "narad_remote_inflight_wait_seconds",
+			Help: "Wait for one of a remote's request slots.", Buckets: prometheus.ExponentialBuckets(remoteBucketStartSeconds, bucketFactor, remoteBuckets)}, []string{"remote"}),
 	}
 	m.Registry.MustRegister(r.requests, r.failed, r.resent, r.skipped, r.checks, r.decrypts, r.refused, r.body, r.wire,
-		r.rereads, newRemoteCollector(sample))
+		r.rereads, r.seals, r.resealOpens, r.requestSeconds, r.slotWaitSeconds, newRemoteCollector(sample))
 	return r
 }
 
@@ -86,6 +108,20 @@ func (r *RemoteMetrics) Bytes(remote string, body, wire int) {
 	r.wire.WithLabelValues(remote).Add(float64(wire))
 }
 
+// RequestSeconds observes one request's round trip to remote.
+func (r *RemoteMetrics) RequestSeconds(remote string, seconds float64) {
+	r.requestSeconds.WithLabelValues(remote).Observe(seconds)
+}
+
+// SlotWaitSeconds observes one wait for a request slot of remote.
+func (r *RemoteMetrics) SlotWaitSeconds(remote string, seconds float64) {
+	r.slotWaitSeconds.WithLabelValues(remote).Observe(seconds)
+}
+
+// Sealed counts one sealed password; ResealOpened one opened to re-seal.
+func (r *RemoteMetrics) Sealed()       { r.seals.Inc() }
+func (r *RemoteMetrics) ResealOpened() { r.resealOpens.Inc() }
+
 // Decrypted counts one opened password of remote.
 func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(remote).Inc() }
 
@@ -95,6 +131,7 @@ func (r *RemoteMetrics) DestinationRefused(reason string) { r.refused.WithLabelV
 type remoteCollector struct {
 	sample                                                         func() RemoteSample
 	state, lastOK, held, cred, allowlist, plainRaft, lag, headroom *prometheus.Desc
+	rtt, backoff, chunk, credAge, keyCurrent, keyAge               *prometheus.Desc
 }
 
 func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
@@ -113,11 +150,19 @@ func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
 			[]string{"remote", "state"}, nil),
 		allowlist: prometheus.NewDesc("narad_remotes_allowlist_configured", "1 when remotes.allowed_hosts is set.", nil, nil),
 		plainRaft: prometheus.NewDesc("narad_remotes_plaintext_raft", "1 when this node holds remotes over plaintext Raft.", nil, nil),
+		rtt:       prometheus.NewDesc("narad_remote_rtt_seconds", "Connect time of the last new connection to a remote.", []string{"remote"}, nil),
+		backoff:   prometheus.NewDesc("narad_remote_gate_backoff_seconds", "Current backoff of a remote's closed gate (0 when open).", []string{"remote"}, nil),
+		chunk:     prometheus.NewDesc("narad_remote_chunk_bytes_limit", "Smallest adaptive request body cap of a remote's lanes.", []string{"remote"}, nil),
+		credAge:   prometheus.NewDesc("narad_remote_credential_age_seconds", "Age of a remote's password.", []string{"remote"}, nil),
+		keyCurrent: prometheus.NewDesc("narad_remote_credential_key_current", "1 when a remote's password is sealed under the current key.",
+			[]string{"remote"}, nil),
+		keyAge: prometheus.NewDesc("narad_remote_key_age_seconds", "How long a key has sealed remote passwords.", []string{"key"}, nil),
 	}
 }
 
 func (c *remoteCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.state, c.lastOK, c.held, c.cred, c.allowlist, c.plainRaft, c.lag, c.headroom} {
+	for _, d := range []*prometheus.Desc{c.state, c.lastOK, c.held, c.cred, c.allowlist, c.plainRaft, c.lag, c.headroom,
+		c.rtt, c.backoff, c.chunk, c.credAge, c.keyCurrent, c.keyAge} {
 		ch <- d
 	}
 }
@@ -142,6 +187,20 @@ func (c *remoteCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, cr := range s.Credentials {
 		ch <- prometheus.MustNewConstMetric(c.cred, prometheus.GaugeValue, 1, cr.Remote, cr.State)
+	}
+	for _, r := range s.Remotes {
+		if r.HasSendPath {
+			ch <- prometheus.MustNewConstMetric(c.rtt, prometheus.GaugeValue, r.RTTSeconds, r.Remote)
+			ch <- prometheus.MustNewConstMetric(c.backoff, prometheus.GaugeValue, r.GateBackoffSeconds, r.Remote)
+			ch <- prometheus.MustNewConstMetric(c.chunk, prometheus.GaugeValue, float64(r.ChunkBytesLimit), r.Remote)
+		}
+		if r.HasSetTime {
+			ch <- prometheus.MustNewConstMetric(c.credAge, prometheus.GaugeValue, r.CredentialAgeSeconds, r.Remote)
+			ch <- prometheus.MustNewConstMetric(c.keyCurrent, prometheus.GaugeValue, boolGauge(r.CredentialKeyCurrent), r.Remote)
+		}
+	}
+	if s.KeyAgeSeconds > 0 {
+		ch <- prometheus.MustNewConstMetric(c.keyAge, prometheus.GaugeValue, s.KeyAgeSeconds, "current")
 	}
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.HeldBytes))
 	ch <- prometheus.MustNewConstMetric(c.allowlist, prometheus.GaugeValue, boolGauge(s.Allowlist))

@@ -71,3 +71,45 @@ narad_fanout_remote_rereads_total 1
 		t.Fatal(err)
 	}
 }
+
+// ensure that the per-remote gauges, the key's age and the histograms and
+// seal counters appear with their values.
+func TestRemoteStateSeries(t *testing.T) {
+	m := NewMetrics()
+	sample := RemoteSample{KeyAgeSeconds: 3600, Remotes: []RemoteStateSample{
+		{Remote: "dr", HasSendPath: true, HasSetTime: true, RTTSeconds: 0.002, GateBackoffSeconds: 0.5, ChunkBytesLimit: 65536,
+			CredentialAgeSeconds: 60, CredentialKeyCurrent: true},
+		{Remote: "idle", HasSetTime: true, CredentialAgeSeconds: 5},
+	}}
+	r := m.Remotes(func() RemoteSample { return sample })
+	r.RequestSeconds("dr", 0.01)
+	r.SlotWaitSeconds("dr", 0)
+	r.Sealed()
+	r.ResealOpened()
+	want := `
+# HELP narad_remote_chunk_bytes_limit Smallest adaptive request body cap of a remote's lanes.
+# TYPE narad_remote_chunk_bytes_limit gauge
+narad_remote_chunk_bytes_limit{remote="dr"} 65536
+# HELP narad_remote_credential_key_current 1 when a remote's password is sealed under the current key.
+# TYPE narad_remote_credential_key_current gauge
+narad_remote_credential_key_current{remote="dr"} 1
+narad_remote_credential_key_current{remote="idle"} 0
+# HELP narad_remote_key_age_seconds How long a key has sealed remote passwords.
+# TYPE narad_remote_key_age_seconds gauge
+narad_remote_key_age_seconds{key="current"} 3600
+# HELP narad_remote_seals_total Remote passwords sealed on this node.
+# TYPE narad_remote_seals_total counter
+narad_remote_seals_total 1
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_remote_chunk_bytes_limit",
+		"narad_remote_credential_key_current", "narad_remote_key_age_seconds", "narad_remote_seals_total"); err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range map[string]int{"narad_remote_rtt_seconds": 1, "narad_remote_gate_backoff_seconds": 1,
+		"narad_remote_credential_age_seconds": 2, "narad_remote_request_seconds": 1, "narad_remote_inflight_wait_seconds": 1,
+		"narad_remote_reseal_opens_total": 1} {
+		if got, err := testutil.GatherAndCount(m.Registry, name); err != nil || got != n {
+			t.Errorf("%s: %d series (%v), want %d", name, got, err, n)
+		}
+	}
+}

@@ -89,7 +89,10 @@ func (s *Service) reseal(ctx context.Context, p access.Principal, salt []byte, r
 	case err != nil:
 		return "open_failed", nil
 	}
-	cred, err := s.d.Keyring.Seal(salt, b, pw)
+	if s.d.ResealOpened != nil {
+		s.d.ResealOpened()
+	}
+	cred, err := s.seal(salt, b, pw)
 	clear(pw)
 	if err != nil {
 		return "seal_failed", nil

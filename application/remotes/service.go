@@ -54,6 +54,10 @@ type Deps struct {
 	// Members asks other members to run the target checks and for their
 	// credential states; nil checks from this node alone.
 	Members MemberPeers
+	// Sealed and ResealOpened count a sealed password and one opened to
+	// re-seal it (narad_remote_seals_total, _reseal_opens_total); nil
+	// counts nothing.
+	Sealed, ResealOpened func()
 }
 
 // Service runs the remotes use cases of one node. Safe for concurrent use.
@@ -225,3 +229,12 @@ func refused(err error) bool {
 }
 
 func msToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// seal seals password for b and counts it.
+func (s *Service) seal(salt []byte, b ports.RemoteBinding, password []byte) (meta.RemoteCredential, error) {
+	cred, err := s.d.Keyring.Seal(salt, b, password)
+	if err == nil && s.d.Sealed != nil {
+		s.d.Sealed()
+	}
+	return cred, err
+}

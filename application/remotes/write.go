@@ -55,7 +55,7 @@ func (s *Service) create(ctx context.Context, p access.Principal, req CreateRequ
 	if err != nil {
 		return View{}, err
 	}
-	cred, err := s.d.Keyring.Seal(salt, ports.RemoteBinding{Name: req.Name, ID: id, URL: url, Username: req.Username, CAPEM: req.CAPEM}, req.Password)
+	cred, err := s.seal(salt, ports.RemoteBinding{Name: req.Name, ID: id, URL: url, Username: req.Username, CAPEM: req.CAPEM}, req.Password)
 	if err != nil {
 		return View{}, sealFailure(err)
 	}
@@ -170,7 +170,7 @@ func (s *Service) update(ctx context.Context, p access.Principal, name string, r
 			return View{}, err
 		}
 		b := ports.RemoteBinding{Name: r.Name, ID: r.ID, URL: pick(ev.URL, r.URL), Username: pick(ev.Username, r.Username), CAPEM: pick(ev.CAPEM, r.CAPEM)}
-		cred, err := s.d.Keyring.Seal(salt, b, req.Password)
+		cred, err := s.seal(salt, b, req.Password)
 		if err != nil {
 			return View{}, sealFailure(err)
 		}

@@ -118,12 +118,14 @@ func (c *counts) get(k string) int {
 	return c.n[k]
 }
 
-func (c *counts) Request(remote, code string)         { c.add("request "+code, 1) }
-func (c *counts) Failed(remote, class string)         { c.add("failed "+class, 1) }
-func (c *counts) Resent(remote string, n int)         { c.add("resent", n) }
-func (c *counts) Skipped(parent, child string, n int) { c.add("skipped", n) }
-func (c *counts) CheckFailed(parent, child string)    { c.add("check failed", 1) }
-func (c *counts) Reread()                             { c.add("reread", 1) }
+func (c *counts) Request(remote, code string)                    { c.add("request "+code, 1) }
+func (c *counts) Failed(remote, class string)                    { c.add("failed "+class, 1) }
+func (c *counts) Resent(remote string, n int)                    { c.add("resent", n) }
+func (c *counts) Skipped(parent, child string, n int)            { c.add("skipped", n) }
+func (c *counts) CheckFailed(parent, child string)               { c.add("check failed", 1) }
+func (c *counts) Reread()                                        { c.add("reread", 1) }
+func (c *counts) RequestSeconds(remote string, seconds float64)  { c.add("requests timed", 1) }
+func (c *counts) SlotWaitSeconds(remote string, seconds float64) { c.add("slot waits", 1) }
 func (c *counts) Bytes(remote string, body, wire int) {
 	c.add("body bytes", body)
 	c.add("wire bytes", wire)

@@ -24,18 +24,24 @@ type Metrics interface {
 	Reread()
 	// Bytes counts a request body before and after compression.
 	Bytes(remote string, body, wire int)
+	// RequestSeconds observes one request's round trip, and
+	// SlotWaitSeconds the wait for one of the remote's request slots.
+	RequestSeconds(remote string, seconds float64)
+	SlotWaitSeconds(remote string, seconds float64)
 }
 
 // NopMetrics counts nothing.
 type NopMetrics struct{}
 
-func (NopMetrics) Request(string, string)      {}
-func (NopMetrics) Failed(string, string)       {}
-func (NopMetrics) Resent(string, int)          {}
-func (NopMetrics) Skipped(string, string, int) {}
-func (NopMetrics) CheckFailed(string, string)  {}
-func (NopMetrics) Reread()                     {}
-func (NopMetrics) Bytes(string, int, int)      {}
+func (NopMetrics) Request(string, string)          {}
+func (NopMetrics) Failed(string, string)           {}
+func (NopMetrics) Resent(string, int)              {}
+func (NopMetrics) Skipped(string, string, int)     {}
+func (NopMetrics) CheckFailed(string, string)      {}
+func (NopMetrics) Reread()                         {}
+func (NopMetrics) Bytes(string, int, int)          {}
+func (NopMetrics) RequestSeconds(string, float64)  {}
+func (NopMetrics) SlotWaitSeconds(string, float64) {}
 
 // budget is the node's held-records budget (remotes.max_held_bytes),
 // first come first served.

@@ -80,6 +80,9 @@ func TestAuthFailureClosesTheGateUntilANewPassword(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.shipper.Ship(ctx, f.cursor, records(3, 3, 1)) }()
 	waitFor(t, func() bool { return f.state(t).State == "auth_failed" })
+	if rs := f.shipper.Remotes(); len(rs) != 1 || rs[0].GateBackoff == 0 {
+		t.Fatalf("a closed gate reports no backoff: %+v", rs)
+	}
 	f.target.mu.Lock()
 	f.target.auth = "Basic " + b64("replicator:"+password+"-new")
 	f.target.mu.Unlock()

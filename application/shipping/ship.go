@@ -120,6 +120,11 @@ func (ln *lane) step(ctx context.Context) error {
 	}
 	if err == nil {
 		s.d.Metrics.Bytes(l.remote.Name, len(body), a.WireBytes)
+		if a.ConnectTime > 0 {
+			rs.mu.Lock()
+			rs.rtt = a.ConnectTime
+			rs.mu.Unlock()
+		}
 	}
 	v := remote.Classify(answerOf(a, err), a.Compressed).Within(n)
 	ln.count(l, a, err, v, n)
@@ -213,12 +218,16 @@ func (ln *lane) chunk(rs *remoteState) (int, []byte) {
 // send posts body within one of the remote's request slots.
 func (ln *lane) send(ctx context.Context, rs *remoteState, l link, body []byte) (ports.RemoteAnswer, error) {
 	slots := rs.slotsFor(l.remote.Limits.MaxInFlight)
+	waited := time.Now()
 	select {
 	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return ports.RemoteAnswer{}, ctx.Err()
 	}
 	defer func() { <-slots }()
+	sent := time.Now()
+	ln.s.d.Metrics.SlotWaitSeconds(l.remote.Name, sent.Sub(waited).Seconds())
+	defer func() { ln.s.d.Metrics.RequestSeconds(l.remote.Name, time.Since(sent).Seconds()) }()
 	path := "/v1/topics/" + url.PathEscape(l.stub.Remote.Topic) + "/produce/batch"
 	rs.mu.Lock()
 	compress := l.remote.Limits.Compression == "zstd" && !rs.zstdOff

@@ -62,6 +62,12 @@ func TestShipKeepsEachKeysOrderAcrossLanes(t *testing.T) {
 	if st := f.state(t); st.State != "running" || st.LastOKMs == 0 || st.LastCheckMs == 0 {
 		t.Fatalf("status %+v", st)
 	}
+	if rs := f.shipper.Remotes(); len(rs) != 1 || rs[0].Remote != "dr" || rs[0].GateBackoff != 0 || rs[0].ChunkBytesCap != remote.ChunkStartBytes {
+		t.Fatalf("remotes %+v", rs)
+	}
+	if f.metrics.get("requests timed") == 0 || f.metrics.get("slot waits") == 0 {
+		t.Fatal("requests were not timed")
+	}
 }
 
 // A 100-message target gets requests of 100.

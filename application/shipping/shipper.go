@@ -78,6 +78,8 @@ type remoteState struct {
 	zstdOff   bool
 	slots     chan struct{}
 	slotsSize int32
+	name      string
+	rtt       time.Duration // the last new connection's connect time
 }
 
 // stallKey is what ends a stall early when it changes: the remote's
@@ -130,7 +132,7 @@ func (s *Shipper) remoteState(r meta.Remote) *remoteState {
 	defer s.mu.Unlock()
 	rs := s.remotes[r.ID]
 	if rs == nil {
-		rs = &remoteState{credVersion: r.CredentialVersion}
+		rs = &remoteState{credVersion: r.CredentialVersion, name: r.Name}
 		s.remotes[r.ID] = rs
 	}
 	return rs

@@ -2,8 +2,10 @@ package shipping
 
 import (
 	"sort"
+	"time"
 
 	"github.com/narad/narad/application/fanout"
+	"github.com/narad/narad/domain/remote"
 	"github.com/narad/narad/ports"
 )
 
@@ -69,4 +71,56 @@ func (s *Shipper) RemoteLinks(parent string) []ports.RemoteCursorReport {
 		}
 	}
 	return out
+}
+
+// RemoteStatus is one remote as this node's send path sees it.
+type RemoteStatus struct {
+	Remote         string
+	RTT            time.Duration // the last new connection's connect time; 0 before one
+	GateBackoff    time.Duration // 0 while the gate is open
+	ChunkBytesCap  int           // the smallest lane byte cap of the remote's cursors
+	hasChunkLimits bool
+}
+
+// Remotes reports every remote this node has sent to.
+func (s *Shipper) Remotes() []RemoteStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byName := map[string]*RemoteStatus{}
+	for _, rs := range s.remotes {
+		rs.mu.Lock()
+		byName[rs.name] = &RemoteStatus{Remote: rs.name, RTT: rs.rtt, GateBackoff: rs.gate.Backoff()}
+		rs.mu.Unlock()
+	}
+	for c, cs := range s.cursors {
+		st := byName[s.remoteOf(c)]
+		if st == nil {
+			continue
+		}
+		cs.mu.Lock()
+		for _, l := range cs.lanes {
+			if b := l.cap.Bytes(); !st.hasChunkLimits || b < st.ChunkBytesCap {
+				st.ChunkBytesCap, st.hasChunkLimits = b, true
+			}
+		}
+		cs.mu.Unlock()
+	}
+	out := make([]RemoteStatus, 0, len(byName))
+	for _, st := range byName {
+		if !st.hasChunkLimits {
+			st.ChunkBytesCap = remote.ChunkStartBytes
+		}
+		out = append(out, *st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Remote < out[j].Remote })
+	return out
+}
+
+// remoteOf names the remote c's link ships to ("" when unknown).
+func (s *Shipper) remoteOf(c fanout.RemoteCursor) string {
+	stub, found, err := s.d.Store.Topic(c.Child)
+	if err != nil || !found || stub.Remote == nil {
+		return ""
+	}
+	return stub.Remote.Name
 }

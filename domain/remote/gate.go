@@ -45,6 +45,15 @@ func (g *Gate) Success() { *g = Gate{} }
 // of the remote: the gate opens as after a success.
 func (g *Gate) CredentialChanged() { *g = Gate{} }
 
+// Backoff is the current backoff step: 0 while the gate is open
+// (narad_remote_gate_backoff_seconds).
+func (g *Gate) Backoff() time.Duration {
+	if !g.closed {
+		return 0
+	}
+	return g.backoff
+}
+
 // Abandon reports that the probe ended without an answer to classify (its
 // cursor stopped): the next request may probe at once.
 func (g *Gate) Abandon() { g.probing = false }

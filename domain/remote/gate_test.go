@@ -266,3 +266,20 @@ func TestFullJitterClamps(t *testing.T) {
 		}
 	}
 }
+
+// ensure that Backoff reads 0 while open and the current step while closed.
+func TestGateBackoffReading(t *testing.T) {
+	var g Gate
+	now := time.Unix(1_700_000_000, 0)
+	if g.Backoff() != 0 {
+		t.Fatal("an open gate reports a backoff")
+	}
+	g.Failure(TLSFailed, now, 0, 0.5)
+	if g.Backoff() != GateBackoffStart {
+		t.Fatalf("after a TLS failure: %s", g.Backoff())
+	}
+	g.Success()
+	if g.Backoff() != 0 {
+		t.Fatalf("after a success: %s", g.Backoff())
+	}
+}
