@@ -143,7 +143,11 @@ func remoteView(v remotes.View) remoteJSON {
 }
 
 func listingView(l remotes.Listing) map[string]any {
-	out := map[string]any{"allowlist": "none", "lingering": []string{}, "not_answering": []string{}}
+	notAnswering := l.NotAnswering
+	if notAnswering == nil {
+		notAnswering = []string{}
+	}
+	out := map[string]any{"allowlist": "none", "lingering": []string{}, "not_answering": notAnswering}
 	if l.AllowlistSet {
 		out["allowlist"] = "set"
 	}

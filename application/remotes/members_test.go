@@ -93,5 +93,8 @@ func TestNodesShowEveryMembersCredential(t *testing.T) {
 	if v, _ := svc.Get(context.Background(), admin, "dr", true); v.Nodes[1].State != remotes.StateUnknown {
 		t.Fatalf("silent member: %+v", v.Nodes)
 	}
+	if l, err := svc.List(context.Background(), admin, true); err != nil || len(l.NotAnswering) != 1 || l.NotAnswering[0] != "n2" {
+		t.Fatalf("listing of a silent member: %v %+v", err, l.NotAnswering)
+	}
 
 }

@@ -39,6 +39,9 @@ type Listing struct {
 	KeyFirstSealedAtMs int64
 	AtMs               int64
 	Remotes            []View
+	// NotAnswering names the members that did not report their credential
+	// states (with nodes asked for).
+	NotAnswering []string
 }
 
 // List returns every remote; nodes adds the members' credential states.
@@ -71,6 +74,7 @@ func (s *Service) list(ctx context.Context, p access.Principal, nodes bool) (Lis
 		}
 		out.Remotes = append(out.Remotes, v)
 	}
+	out.NotAnswering = notAnswering(out.Remotes)
 	return out, nil
 }
 
@@ -164,6 +168,22 @@ func (s *Service) nodeStates(ctx context.Context, r meta.Remote) []NodeState {
 	}
 	if !seenSelf {
 		out = append(out, s.cache.State(r, s.o.Self))
+	}
+	return out
+}
+
+// notAnswering names the members whose credential state is unknown in
+// any remote's nodes, once each, in order met.
+func notAnswering(views []View) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range views {
+		for _, n := range v.Nodes {
+			if n.State == StateUnknown && !seen[n.Node] {
+				seen[n.Node] = true
+				out = append(out, n.Node)
+			}
+		}
 	}
 	return out
 }
