@@ -162,15 +162,20 @@ func parseDetail(raw string) (bool, error) { return parseBoolParam(raw, "detail"
 
 // parseBoolParam reads the boolean parameter name: true or false (absent:
 // false); another value or a repeat is a 400.
-func parseBoolParam(raw, name string) (bool, error) {
+func parseBoolParam(raw, name string) (bool, error) { return parseBoolParamOr(raw, name, false) }
+
+// parseBoolParamOr is parseBoolParam with absent meaning def.
+func parseBoolParamOr(raw, name string, def bool) (bool, error) {
 	q, err := parseQuery(raw)
 	if err != nil {
 		return false, err
 	}
 	v, ok, err := q.only(name)
 	switch {
-	case err != nil || !ok:
+	case err != nil:
 		return false, err
+	case !ok:
+		return def, nil
 	case v == "true":
 		return true, nil
 	case v == "false":

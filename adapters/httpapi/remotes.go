@@ -206,22 +206,7 @@ func (h remoteHandlers) reencrypt(c *gin.Context) {
 }
 
 // parseNodesParam reads nodes: true (the default) or false.
-func parseNodesParam(raw string) (bool, error) {
-	q, err := parseQuery(raw)
-	if err != nil {
-		return false, err
-	}
-	v, ok, err := q.only("nodes")
-	switch {
-	case err != nil:
-		return false, err
-	case !ok || v == "true":
-		return true, nil
-	case v == "false":
-		return false, nil
-	}
-	return false, clientErr(http.StatusBadRequest, "invalid nodes: must be true or false")
-}
+func parseNodesParam(raw string) (bool, error) { return parseBoolParamOr(raw, "nodes", true) }
 
 // caSHA512 is the hex SHA-512 of a CA bundle, "" for system roots.
 func caSHA512(ca string) string {

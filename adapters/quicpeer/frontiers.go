@@ -23,7 +23,7 @@ func (p *Peers) Unconsumed(ctx context.Context, node, topic string, id domain.To
 		return nil, fmt.Errorf("quicpeer: consumer frontiers of %d partitions from %s (cap %d): %w",
 			len(parts), node, frontiersPartitionsMaxCount, domain.ErrInvalidArgument)
 	}
-	payload := appendFrontiersRequest(make([]byte, 0, frontiersRequestSize(topic, id, parts)), topic, id, parts)
+	payload := appendPartsRequest(make([]byte, 0, partsRequestSize(topic, id, parts)), topic, id, parts)
 	return callList(ctx, p, node, OpConsumerFrontiers, payload, "consumer frontiers", len(parts), decodeFrontiersReplyBody)
 }
 
@@ -35,7 +35,7 @@ func RegisterConsumerFrontiers(srv *Server, r ports.ConsumerFrontiers) {
 		panic("quicpeer: nil consumer frontiers")
 	}
 	srv.Handle(OpConsumerFrontiers, func(ctx context.Context, p []byte) ([]byte, error) {
-		req, err := decodeFrontiersRequest(p)
+		req, err := decodePartsRequest(p)
 		if err != nil {
 			return errReply(err), nil
 		}

@@ -13,15 +13,15 @@ import (
 // them), and that the reply's offsets cross in order.
 func TestFrontiersCodecFieldParity(t *testing.T) {
 	t.Parallel()
-	for _, want := range []frontiersRequest{
+	for _, want := range []partsRequest{
 		{topic: "orders", id: "0123456789abcdef", parts: []int32{4, 0, 4, -1, 1 << 30}},
 		{topic: "orders", parts: []int32{}},
 	} {
-		enc := appendFrontiersRequest(nil, want.topic, want.id, want.parts)
-		if len(enc) != frontiersRequestSize(want.topic, want.id, want.parts) {
-			t.Fatalf("size %d, encoded %d", frontiersRequestSize(want.topic, want.id, want.parts), len(enc))
+		enc := appendPartsRequest(nil, want.topic, want.id, want.parts)
+		if len(enc) != partsRequestSize(want.topic, want.id, want.parts) {
+			t.Fatalf("size %d, encoded %d", partsRequestSize(want.topic, want.id, want.parts), len(enc))
 		}
-		got, err := decodeFrontiersRequest(enc)
+		got, err := decodePartsRequest(enc)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("sent %+v, got %+v (%v)", want, got, err)
 		}
@@ -44,10 +44,10 @@ func TestFrontiersCodecFieldParity(t *testing.T) {
 // is refused.
 func TestFrontiersCodecRefusesTruncationAndLies(t *testing.T) {
 	t.Parallel()
-	req := appendFrontiersRequest(nil, "orders", "0123456789abcdef", []int32{1, 2, 3})
+	req := appendPartsRequest(nil, "orders", "0123456789abcdef", []int32{1, 2, 3})
 	body := appendFrontiersReplyBody(nil, []int64{4, 0, 9})
 	for n := range req {
-		if _, err := decodeFrontiersRequest(req[:n]); !errors.Is(err, ErrBadPayload) {
+		if _, err := decodePartsRequest(req[:n]); !errors.Is(err, ErrBadPayload) {
 			t.Fatalf("request prefix of %d/%d bytes: %v", n, len(req), err)
 		}
 	}
@@ -57,18 +57,18 @@ func TestFrontiersCodecRefusesTruncationAndLies(t *testing.T) {
 		}
 	}
 	lies := map[string]func() error{
-		"request_trailing_byte": func() error { _, err := decodeFrontiersRequest(append(req, 0)); return err },
+		"request_trailing_byte": func() error { _, err := decodePartsRequest(append(req, 0)); return err },
 		"reply_trailing_byte":   func() error { _, err := decodeFrontiersReplyBody(append(body, 0)); return err },
 		"request_count_past_payload": func() error {
-			_, err := decodeFrontiersRequest(appendU32(appendString(appendString(nil, "t"), ""), 1000))
+			_, err := decodePartsRequest(appendU32(appendString(appendString(nil, "t"), ""), 1000))
 			return err
 		},
 		"request_count_past_cap": func() error {
-			_, err := decodeFrontiersRequest(appendU32(appendString(appendString(nil, "t"), ""), frontiersPartitionsMaxCount+1))
+			_, err := decodePartsRequest(appendU32(appendString(appendString(nil, "t"), ""), frontiersPartitionsMaxCount+1))
 			return err
 		},
 		"request_name_past_cap": func() error {
-			_, err := decodeFrontiersRequest(appendU32(nil, wireNameMaxBytes+1))
+			_, err := decodePartsRequest(appendU32(nil, wireNameMaxBytes+1))
 			return err
 		},
 		"reply_count_past_payload": func() error { _, err := decodeFrontiersReplyBody(appendU32(nil, 1<<31)); return err },
@@ -93,12 +93,12 @@ func TestFrontiersCodecRefusesTruncationAndLies(t *testing.T) {
 // cap or a negative offset, and that what they accept re-encodes to the
 // bytes they read.
 func FuzzConsumerFrontiersPayloads(f *testing.F) {
-	f.Add(appendFrontiersRequest(nil, "orders", "0123456789abcdef", []int32{0, 7}))
-	f.Add(appendFrontiersRequest(nil, "t", "", nil))
+	f.Add(appendPartsRequest(nil, "orders", "0123456789abcdef", []int32{0, 7}))
+	f.Add(appendPartsRequest(nil, "t", "", nil))
 	f.Add(appendFrontiersReplyBody(nil, []int64{4, 0, math.MaxInt64}))
 	f.Add(okReply(appendFrontiersReplyBody(nil, []int64{1})))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if req, err := decodeFrontiersRequest(data); err != nil {
+		if req, err := decodePartsRequest(data); err != nil {
 			if !errors.Is(err, ErrBadPayload) {
 				t.Fatalf("request: unclassified error: %v", err)
 			}
@@ -106,7 +106,7 @@ func FuzzConsumerFrontiersPayloads(f *testing.F) {
 			if len(req.parts) > frontiersPartitionsMaxCount {
 				t.Fatalf("%d partitions above the cap", len(req.parts))
 			}
-			if again := appendFrontiersRequest(nil, req.topic, req.id, req.parts); !reflect.DeepEqual(again, data) {
+			if again := appendPartsRequest(nil, req.topic, req.id, req.parts); !reflect.DeepEqual(again, data) {
 				t.Fatalf("request re-encodes as % x, read % x", again, data)
 			}
 		}

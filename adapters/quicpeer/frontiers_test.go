@@ -19,7 +19,7 @@ import (
 // fakeFrontiers answers every request with offsets (or err) and records it.
 type fakeFrontiers struct {
 	mu      sync.Mutex
-	got     []frontiersRequest
+	got     []partsRequest
 	offsets []int64
 	err     error
 }
@@ -27,14 +27,14 @@ type fakeFrontiers struct {
 func (f *fakeFrontiers) Unconsumed(_ context.Context, topic string, id domain.TopicID, parts []int32) ([]int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.got = append(f.got, frontiersRequest{topic: topic, id: id, parts: append([]int32{}, parts...)})
+	f.got = append(f.got, partsRequest{topic: topic, id: id, parts: append([]int32{}, parts...)})
 	return f.offsets, f.err
 }
 
-func (f *fakeFrontiers) requests() []frontiersRequest {
+func (f *fakeFrontiers) requests() []partsRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]frontiersRequest(nil), f.got...)
+	return append([]partsRequest(nil), f.got...)
 }
 
 func (f *fakeFrontiers) set(offsets []int64, err error) {
@@ -63,7 +63,7 @@ func TestConsumerFrontiersCrossTwoNodes(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, []int64{4, 0, 1 << 40}) {
 		t.Fatalf("Unconsumed = %v, %v", got, err)
 	}
-	want := frontiersRequest{topic: "orders", id: "0123456789abcdef", parts: []int32{5, 0, 2}}
+	want := partsRequest{topic: "orders", id: "0123456789abcdef", parts: []int32{5, 0, 2}}
 	if asked := r.requests(); len(asked) != 1 || !reflect.DeepEqual(asked[0], want) {
 		t.Fatalf("owner was asked %+v, want %+v", asked, want)
 	}

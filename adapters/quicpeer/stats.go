@@ -29,7 +29,7 @@ func (p *Peers) PartitionStats(ctx context.Context, node, topic string, id domai
 	if len(parts) > statsPartitionsMaxCount {
 		return nil, fmt.Errorf("quicpeer: stats of %d partitions from %s (cap %d): %w", len(parts), node, statsPartitionsMaxCount, domain.ErrInvalidArgument)
 	}
-	payload := appendStatsRequest(make([]byte, 0, statsRequestSize(topic, id, parts)), topic, id, parts)
+	payload := appendPartsRequest(make([]byte, 0, partsRequestSize(topic, id, parts)), topic, id, parts)
 	return callList(ctx, p, node, OpTopicPartitionStats, payload, "partition stats", len(parts), decodeStatsReplyBody)
 }
 
@@ -40,7 +40,7 @@ func RegisterPartitionStats(srv *Server, r StatsReader) {
 		panic("quicpeer: nil stats reader")
 	}
 	srv.Handle(OpTopicPartitionStats, func(ctx context.Context, p []byte) ([]byte, error) {
-		req, err := decodeStatsRequest(p)
+		req, err := decodePartsRequest(p)
 		if err != nil {
 			return errReply(err), nil
 		}

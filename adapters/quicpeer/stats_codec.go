@@ -25,15 +25,16 @@ const statsEntryWireBytes = 6 * 8
 // partitionWireBytes is one encoded partition index.
 const partitionWireBytes = 4
 
-// statsRequest is a decoded op 8 request.
-type statsRequest struct {
+// partsRequest is a decoded request naming partitions of one topic
+// incarnation: op 8's, and op 38's in the same layout.
+type partsRequest struct {
 	topic string
 	id    domain.TopicID
 	parts []int32
 }
 
-// appendStatsRequest encodes a request for parts of topic's incarnation id.
-func appendStatsRequest(b []byte, topic string, id domain.TopicID, parts []int32) []byte {
+// appendPartsRequest encodes a request for parts of topic's incarnation id.
+func appendPartsRequest(b []byte, topic string, id domain.TopicID, parts []int32) []byte {
 	b = appendString(b, topic)
 	b = appendString(b, string(id))
 	b = appendU32(b, uint32(len(parts)))
@@ -43,17 +44,17 @@ func appendStatsRequest(b []byte, topic string, id domain.TopicID, parts []int32
 	return b
 }
 
-// statsRequestSize is the exact encoded size of a request.
-func statsRequestSize(topic string, id domain.TopicID, parts []int32) int {
+// partsRequestSize is the exact encoded size of a request.
+func partsRequestSize(topic string, id domain.TopicID, parts []int32) int {
 	return 4 + len(topic) + 4 + len(id) + 4 + partitionWireBytes*len(parts)
 }
 
-// decodeStatsRequest decodes p. Errors wrap ErrBadPayload: truncation,
+// decodePartsRequest decodes p. Errors wrap ErrBadPayload: truncation,
 // trailing bytes, a partition count above statsPartitionsMaxCount or above
 // what p can hold.
-func decodeStatsRequest(p []byte) (statsRequest, error) {
+func decodePartsRequest(p []byte) (partsRequest, error) {
 	r := reader{b: p}
-	req := statsRequest{topic: r.string("topic", wireNameMaxBytes), id: domain.TopicID(r.string("topic id", wireNameMaxBytes))}
+	req := partsRequest{topic: r.string("topic", wireNameMaxBytes), id: domain.TopicID(r.string("topic id", wireNameMaxBytes))}
 	n := r.count("partition count", partitionWireBytes, statsPartitionsMaxCount)
 	if r.err == nil {
 		req.parts = make([]int32, n)
@@ -61,8 +62,8 @@ func decodeStatsRequest(p []byte) (statsRequest, error) {
 	for i := 0; i < n && r.err == nil; i++ {
 		req.parts[i] = r.i32("partition")
 	}
-	if err := r.end("partition stats request"); err != nil {
-		return statsRequest{}, err
+	if err := r.end("partitions request"); err != nil {
+		return partsRequest{}, err
 	}
 	return req, nil
 }

@@ -54,15 +54,15 @@ func TestLogStatsFieldParity(t *testing.T) {
 // them).
 func TestStatsRequestFieldParity(t *testing.T) {
 	t.Parallel()
-	for _, want := range []statsRequest{
+	for _, want := range []partsRequest{
 		{topic: "orders", id: "0123456789abcdef", parts: []int32{4, 0, 4, -1, 1 << 30}},
 		{topic: "orders", parts: []int32{}},
 	} {
-		enc := appendStatsRequest(nil, want.topic, want.id, want.parts)
-		if len(enc) != statsRequestSize(want.topic, want.id, want.parts) {
-			t.Fatalf("size %d, encoded %d", statsRequestSize(want.topic, want.id, want.parts), len(enc))
+		enc := appendPartsRequest(nil, want.topic, want.id, want.parts)
+		if len(enc) != partsRequestSize(want.topic, want.id, want.parts) {
+			t.Fatalf("size %d, encoded %d", partsRequestSize(want.topic, want.id, want.parts), len(enc))
 		}
-		got, err := decodeStatsRequest(enc)
+		got, err := decodePartsRequest(enc)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("sent %+v, got %+v (%v)", want, got, err)
 		}
@@ -74,10 +74,10 @@ func TestStatsRequestFieldParity(t *testing.T) {
 // counts are refused before they size anything.
 func TestStatsCodecRefusesTruncationAndLies(t *testing.T) {
 	t.Parallel()
-	req := appendStatsRequest(nil, "orders", "0123456789abcdef", []int32{1, 2, 3})
+	req := appendPartsRequest(nil, "orders", "0123456789abcdef", []int32{1, 2, 3})
 	body := appendStatsReplyBody(nil, sampleStats())
 	for n := range req {
-		if _, err := decodeStatsRequest(req[:n]); !errors.Is(err, ErrBadPayload) {
+		if _, err := decodePartsRequest(req[:n]); !errors.Is(err, ErrBadPayload) {
 			t.Fatalf("request prefix of %d/%d bytes: %v", n, len(req), err)
 		}
 	}
@@ -86,7 +86,7 @@ func TestStatsCodecRefusesTruncationAndLies(t *testing.T) {
 			t.Fatalf("reply prefix of %d/%d bytes: %v", n, len(body), err)
 		}
 	}
-	if _, err := decodeStatsRequest(append(req, 0)); !errors.Is(err, ErrBadPayload) {
+	if _, err := decodePartsRequest(append(req, 0)); !errors.Is(err, ErrBadPayload) {
 		t.Fatalf("request trailing byte: %v", err)
 	}
 	if _, err := decodeStatsReplyBody(append(body, 0)); !errors.Is(err, ErrBadPayload) {
@@ -94,11 +94,11 @@ func TestStatsCodecRefusesTruncationAndLies(t *testing.T) {
 	}
 	lies := map[string]func() error{
 		"request_count_past_payload": func() error {
-			_, err := decodeStatsRequest(appendU32(appendString(appendString(nil, "t"), ""), 1000))
+			_, err := decodePartsRequest(appendU32(appendString(appendString(nil, "t"), ""), 1000))
 			return err
 		},
 		"request_count_past_cap": func() error {
-			_, err := decodeStatsRequest(appendU32(appendString(appendString(nil, "t"), ""), statsPartitionsMaxCount+1))
+			_, err := decodePartsRequest(appendU32(appendString(appendString(nil, "t"), ""), statsPartitionsMaxCount+1))
 			return err
 		},
 		"reply_count_past_payload": func() error {
@@ -117,12 +117,12 @@ func TestStatsCodecRefusesTruncationAndLies(t *testing.T) {
 // refuse only with ErrBadPayload, never return more entries than the cap,
 // and that what they accept re-encodes to the bytes they read.
 func FuzzPartitionStatsPayloads(f *testing.F) {
-	f.Add(appendStatsRequest(nil, "orders", "0123456789abcdef", []int32{0, 7}))
-	f.Add(appendStatsRequest(nil, "t", "", nil))
+	f.Add(appendPartsRequest(nil, "orders", "0123456789abcdef", []int32{0, 7}))
+	f.Add(appendPartsRequest(nil, "t", "", nil))
 	f.Add(appendStatsReplyBody(nil, sampleStats()))
 	f.Add(okReply(appendStatsReplyBody(nil, sampleStats()[:1])))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if req, err := decodeStatsRequest(data); err != nil {
+		if req, err := decodePartsRequest(data); err != nil {
 			if !errors.Is(err, ErrBadPayload) {
 				t.Fatalf("request: unclassified error: %v", err)
 			}
@@ -130,7 +130,7 @@ func FuzzPartitionStatsPayloads(f *testing.F) {
 			if len(req.parts) > statsPartitionsMaxCount {
 				t.Fatalf("%d partitions above the cap", len(req.parts))
 			}
-			if again := appendStatsRequest(nil, req.topic, req.id, req.parts); !reflect.DeepEqual(again, data) {
+			if again := appendPartsRequest(nil, req.topic, req.id, req.parts); !reflect.DeepEqual(again, data) {
 				t.Fatalf("request re-encodes as % x, read % x", again, data)
 			}
 		}

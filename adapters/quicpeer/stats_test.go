@@ -18,7 +18,7 @@ import (
 // fakeStatsReader answers every request with stats (or err) and records it.
 type fakeStatsReader struct {
 	mu    sync.Mutex
-	got   []statsRequest
+	got   []partsRequest
 	stats []ports.LogStats
 	err   error
 }
@@ -26,14 +26,14 @@ type fakeStatsReader struct {
 func (f *fakeStatsReader) PartitionStats(_ context.Context, topic string, id domain.TopicID, parts []int32) ([]ports.LogStats, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.got = append(f.got, statsRequest{topic: topic, id: id, parts: append([]int32{}, parts...)})
+	f.got = append(f.got, partsRequest{topic: topic, id: id, parts: append([]int32{}, parts...)})
 	return f.stats, f.err
 }
 
-func (f *fakeStatsReader) requests() []statsRequest {
+func (f *fakeStatsReader) requests() []partsRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]statsRequest(nil), f.got...)
+	return append([]partsRequest(nil), f.got...)
 }
 
 func (f *fakeStatsReader) set(stats []ports.LogStats, err error) {
@@ -62,7 +62,7 @@ func TestPartitionStatsCrossesTwoNodes(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, sampleStats()) {
 		t.Fatalf("PartitionStats = %+v, %v; want %+v", got, err, sampleStats())
 	}
-	want := statsRequest{topic: "orders", id: "0123456789abcdef", parts: []int32{5, 0, 2}}
+	want := partsRequest{topic: "orders", id: "0123456789abcdef", parts: []int32{5, 0, 2}}
 	if asked := r.requests(); len(asked) != 1 || !reflect.DeepEqual(asked[0], want) {
 		t.Fatalf("owner was asked %+v, want %+v", asked, want)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain/remote"
 	"github.com/narad/narad/ports"
 )
 
@@ -162,7 +163,7 @@ func (ch checker) securityOn(ctx context.Context, _ *target) string {
 		return class
 	case a.Status == http.StatusUnauthorized:
 		return ""
-	case a.Status == http.StatusOK || a.Status == http.StatusNotFound && naradShaped(a.Body):
+	case a.Status == http.StatusOK || a.Status == http.StatusNotFound && remote.IsNarad(a.Body):
 		return "target_security_off"
 	}
 	return answerClass(a)
@@ -254,9 +255,9 @@ func (ch checker) batchProduce(ctx context.Context, _ *target) string {
 	switch {
 	case class != "":
 		return class
-	case a.Status == http.StatusBadRequest && strings.Contains(errorText(a.Body), "messages required"):
+	case a.Status == http.StatusBadRequest && strings.Contains(errorOf(a.Body), "messages required"):
 		return ""
-	case a.Status == http.StatusNotFound && !naradShaped(a.Body):
+	case a.Status == http.StatusNotFound && !remote.IsNarad(a.Body):
 		return "no_batch_produce"
 	}
 	return answerClass(a)
@@ -276,26 +277,22 @@ func (ch checker) notAdmin(ctx context.Context, _ *target) string {
 	return answerClass(a)
 }
 
-// capabilities probes how many messages a request may carry: 101
-// payload-less messages, refused by every target without storing; a
-// 1,000-capable one names the first empty message (internals.md §7.2).
+// capabilities probes how many messages a request may carry
+// (internals.md §7.2 "Chunks"): the probe every target refuses without
+// storing.
 func (ch checker) capabilities(ctx context.Context, _ *target) string {
-	body := append([]byte(`{"messages":[`), bytes.Repeat([]byte(`{},`), probeMessages-1)...)
-	body = append(body, `{}]}`...)
-	a, class := ch.do(ctx, ports.RemoteRequest{Method: http.MethodPost, Path: "/v1/topics/" + ch.topic + "/produce/batch", Body: body})
+	a, class := ch.do(ctx, ports.RemoteRequest{Method: http.MethodPost, Path: "/v1/topics/" + ch.topic + "/produce/batch", Body: remote.AppendProbe(nil)})
 	if class != "" {
 		return class
 	}
-	ch.rep.Capable1000 = a.Status == http.StatusBadRequest && strings.HasPrefix(errorText(a.Body), "message 0:")
+	maxMessages, _ := remote.ProbeCapacity(remote.Answer{Status: a.Status, Body: a.Body})
+	ch.rep.Capable1000 = maxMessages >= remote.ChunkMaxMessagesCapable
 	return ""
 }
 
-// probeMessages is one over the legacy cap of 100 messages per batch.
-const probeMessages = 101
-
 // answerClass names the class of an answer no check expected.
 func answerClass(a ports.RemoteAnswer) string {
-	shaped := naradShaped(a.Body)
+	shaped := remote.IsNarad(a.Body)
 	switch {
 	case a.Status == http.StatusUnauthorized:
 		return "auth_failed"
@@ -313,19 +310,8 @@ func answerClass(a ports.RemoteAnswer) string {
 	return "unavailable"
 }
 
-// naradShaped reports whether body is a Narad error answer: a JSON object
-// whose "error" is a string.
-func naradShaped(body []byte) bool {
-	var e struct {
-		Error *string `json:"error"`
-	}
-	return json.Unmarshal(body, &e) == nil && e.Error != nil
-}
-
-func errorText(body []byte) string {
-	var e struct {
-		Error string `json:"error"`
-	}
-	_ = json.Unmarshal(body, &e)
-	return e.Error
+// errorOf is a Narad error answer's message, "" for any other body.
+func errorOf(body []byte) string {
+	msg, _ := remote.NaradError(body)
+	return msg
 }

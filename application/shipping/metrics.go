@@ -70,14 +70,6 @@ func (b *budget) give(n int64) { b.used.Add(-n) }
 // HeldBytes is what the node holds now (narad_remote_held_bytes).
 func (s *Shipper) HeldBytes() int64 { return s.held.used.Load() }
 
-// naradShaped reports whether body is a Narad error answer.
-func naradShaped(body []byte) bool {
-	var e struct {
-		Error *string `json:"error"`
-	}
-	return json.Unmarshal(body, &e) == nil && e.Error != nil
-}
-
 // topicID reads a topic object's id ("" when it has none).
 func topicID(body []byte) string {
 	var t struct {

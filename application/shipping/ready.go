@@ -135,7 +135,7 @@ func (s *Shipper) check(ctx context.Context, c fanout.RemoteCursor, cs *cursorSt
 func (s *Shipper) checkTarget(ctx context.Context, client ports.RemoteClient, topic, wantID string) (remote.State, bool) {
 	a, err := client.Do(ctx, ports.RemoteRequest{Method: http.MethodGet, Path: "/v1/topics/" + topic})
 	if err != nil || a.Status != http.StatusOK {
-		if err == nil && a.Status == http.StatusNotFound && naradShaped(a.Body) {
+		if err == nil && a.Status == http.StatusNotFound && remote.IsNarad(a.Body) {
 			return remote.TargetMissing, true
 		}
 		return remote.Running, false

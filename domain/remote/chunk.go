@@ -82,7 +82,7 @@ func ProbeCapacity(a Answer) (maxMessages int, ok bool) {
 	if a.Err != TransportNone || a.Status != statusBadRequest {
 		return 0, false
 	}
-	msg, narad := naradError(a.Body)
+	msg, narad := NaradError(a.Body)
 	switch {
 	case !narad:
 		return 0, false

@@ -140,7 +140,7 @@ func Classify(a Answer, sentCompressed bool) Verdict {
 		return classifyTransport(a.Err)
 	}
 	s := a.Status
-	msg, narad := naradError(a.Body)
+	msg, narad := NaradError(a.Body)
 	switch {
 	case s == statusAccepted:
 		return verdict(Running, Committed)
@@ -204,10 +204,16 @@ func waiting(s State, a Action, wait time.Duration) Verdict {
 	return v
 }
 
-// naradError reads a Narad-shaped answer body: a JSON object whose "error"
+// IsNarad reports whether body is a Narad-shaped error answer.
+func IsNarad(body []byte) bool {
+	_, ok := NaradError(body)
+	return ok
+}
+
+// NaradError reads a Narad-shaped answer body: a JSON object whose "error"
 // field is a string (a trailing newline is fine). narad is false for
 // anything else: an HTML page, an empty body, another JSON shape.
-func naradError(body []byte) (msg string, narad bool) {
+func NaradError(body []byte) (msg string, narad bool) {
 	var shape struct {
 		Error *string `json:"error"`
 	}
