@@ -159,3 +159,45 @@ func TestShipFallsBackFromCompression(t *testing.T) {
 		t.Fatalf("compressed batches after the refusal %d, stored %d", f.target.zstdSeen, len(f.target.all()))
 	}
 }
+
+// A refusal that names no record is narrowed down by halving the chunk
+// until the refused record goes alone; the lane then blocks on it, with
+// every record before it on the target (internals.md §7.3 "bisect").
+func TestShipBisectsToTheRefusedRecord(t *testing.T) {
+	f := newFixture(t, 1, 64<<20)
+	recs := records(0, 16, 1)
+	recs[11].Payload = []byte(`{"poison":true}`)
+	f.target.script = func(msgs []message) (int, string) {
+		for _, m := range msgs {
+			if strings.Contains(m.decoded().payload, "poison") {
+				return 400, `{"error":"invalid argument: refused"}`
+			}
+		}
+		return 0, ""
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.shipper.Ship(ctx, f.cursor, recs) }()
+	waitFor(t, func() bool { st := f.state(t); return st.State == "rejected_record" && st.BlockedAt == 11 })
+	if n := len(f.target.all()); n != 11 {
+		t.Fatalf("%d stored before the refused record, want 11", n)
+	}
+	cancel()
+	<-done
+}
+
+// A bare 404 from the batch route of a target whose listing answers is a
+// target without batch produce: the link stalls in no_batch_produce.
+func TestShipStallsOnATargetWithoutBatchProduce(t *testing.T) {
+	f := newFixture(t, 1, 64<<20)
+	f.target.script = func([]message) (int, string) { return 404, "404 page not found" }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.shipper.Ship(ctx, f.cursor, records(0, 3, 1)) }()
+	waitFor(t, func() bool { return f.state(t).State == "no_batch_produce" })
+	cancel()
+	<-done
+	if len(f.target.all()) != 0 {
+		t.Fatal("records stored on a target that refused them")
+	}
+}
