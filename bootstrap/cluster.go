@@ -133,6 +133,7 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	quicpeer.RegisterNodeStatus(srv, status)
+	quicpeer.RegisterRemoteWrite(srv, rem)                      // op 35
 	quicpeer.RegisterRemoteCheck(srv, remoteMember{links, rem}) // op 36
 	// A move's source side (ops 22-24); a freeze waits for the partition's
 	// leases to settle before its capture.

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/adapters/metastore"
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/remotehttp"
 	"github.com/narad/narad/adapters/remotekeys"
@@ -178,14 +179,16 @@ type remotesDeps struct {
 	Status    *membership.StatusReporter
 	Local     ports.ConsumerFrontiers
 	Remote    ports.PeerFrontiers
+	Raft      *metastore.Store
 }
 
 func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache *remotes.Cache) (*remotes.Service, error) {
 	links := linkAsker{self: id.ID, local: d.Links, peers: d.Peers}
-	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != ""},
+	return remotes.New(remotes.Options{Self: id.ID, APIHopEncrypted: cfg.Remotes.APIHopEncrypted, RaftTLS: cfg.Security.ClusterTLSCertFile != "",
+		LegacyClusterAuth: cfg.Security.AllowLegacyClusterAuth},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
 			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links,
-			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}, Members: d.Peers,
+			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}, Members: d.Peers, Servers: d.Raft, Writer: d.Peers,
 			Sealed: d.Metrics.Sealed, ResealOpened: d.Metrics.ResealOpened}, cache)
 }
 

@@ -36,6 +36,9 @@ const (
 	AuditOK      = "ok"
 	AuditRefused = "refused"
 	AuditFailed  = "failed"
+	// AuditCommitted is the leader's outcome of a remote write it
+	// proposed and saw applied (internals.md §7.10).
+	AuditCommitted = "committed"
 )
 
 // AuditEvent is one line of the audit log. It never holds a password, a
@@ -54,6 +57,11 @@ type AuditEvent struct {
 	Reason string
 	// Remote is the client's address, when a client asked.
 	Remote string
+	// RequestID ties the lines of one remote write: the receiving node's
+	// and the leader's (internals.md §7.10).
+	RequestID string
+	// Leader marks the leader's authoritative line of a remote write.
+	Leader bool
 }
 
 // AuditLog records security-relevant events on their own logger

@@ -69,13 +69,24 @@ type RemoteCredentialReport struct {
 	Fingerprint       string
 }
 
+// RemotePosture is one member's security posture as the posture gate reads
+// it (internals.md §7.8): remotes need security on and legacy cluster auth
+// off; Raft TLS is reported, not required.
+type RemotePosture struct {
+	Node              string
+	SecurityEnabled   bool
+	LegacyClusterAuth bool
+	RaftTLS           bool
+}
+
 // RemoteMember is what a member answers of remote replication over node
 // RPC op 36: its remote child cursors of a parent, the target checks run
-// from it, and its credential states.
+// from it, its credential states and its posture.
 type RemoteMember interface {
 	RemoteLinks
 	MemberCheck(ctx context.Context, req RemoteCheckRequest) (RemoteCheckReport, error)
 	Credentials() []RemoteCredentialReport
+	Posture() RemotePosture
 }
 
 // PeerRemoteMembers asks another member (op 36).
@@ -83,4 +94,5 @@ type PeerRemoteMembers interface {
 	PeerRemoteLinks
 	MemberCheck(ctx context.Context, node string, req RemoteCheckRequest) (RemoteCheckReport, error)
 	Credentials(ctx context.Context, node string) ([]RemoteCredentialReport, error)
+	Posture(ctx context.Context, node string) (RemotePosture, error)
 }

@@ -108,13 +108,21 @@ func deref(s *string) string {
 	return *s
 }
 
-// respondRemoteError answers a remote-child write's error: a failed check
-// with its class's status and the members' reports, a skip that does not
+// respondRemoteError answers a remotes or remote-child request's error: a
+// failed check with its class's status and the members' reports, a gate's
+// 412 naming the members that held the write back, a skip that does not
 // match where the link is stuck with blocked_at.
 func respondRemoteError(c *gin.Context, log *zap.Logger, err error) {
 	var ce *remotes.CheckError
 	var se *remotes.SkipError
+	var ge *remotes.GateError
 	switch {
+	case errors.As(err, &ge):
+		members := make([]map[string]string, len(ge.Members))
+		for i, m := range ge.Members {
+			members[i] = map[string]string{"node": m.Node, "reason": m.Reason}
+		}
+		respondJSON(c, http.StatusPreconditionFailed, map[string]any{"error": ge.Error(), "gate": ge.Gate, "members": members})
 	case errors.As(err, &ce):
 		status := remote.HTTPStatus(ce.Class)
 		switch status {

@@ -81,18 +81,18 @@ func decodeRemoteBody(r io.Reader, v any) error {
 func (h remoteHandlers) create(c *gin.Context) {
 	var b remoteCreateBody
 	if err := decodeRemoteBody(c.Request.Body, &b); err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	req, err := b.request()
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	v, err := h.svc.Create(c.Request.Context(), principalOf(c), req)
 	clear(req.Password)
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	respondJSON(c, http.StatusCreated, remoteView(v))
@@ -101,18 +101,18 @@ func (h remoteHandlers) create(c *gin.Context) {
 func (h remoteHandlers) update(c *gin.Context) {
 	var b remotePatchBody
 	if err := decodeRemoteBody(c.Request.Body, &b); err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	req, err := b.request()
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	v, err := h.svc.Update(c.Request.Context(), principalOf(c), c.Param("name"), req)
 	clear(req.Password)
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	respondJSON(c, http.StatusOK, remoteView(v))
@@ -121,12 +121,12 @@ func (h remoteHandlers) update(c *gin.Context) {
 func (h remoteHandlers) list(c *gin.Context) {
 	nodes, err := parseNodesParam(c.Request.URL.RawQuery)
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	l, err := h.svc.List(c.Request.Context(), principalOf(c), nodes)
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	respondJSON(c, http.StatusOK, listingView(l))
@@ -135,12 +135,12 @@ func (h remoteHandlers) list(c *gin.Context) {
 func (h remoteHandlers) get(c *gin.Context) {
 	nodes, err := parseNodesParam(c.Request.URL.RawQuery)
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	v, err := h.svc.Get(c.Request.Context(), principalOf(c), c.Param("name"), nodes)
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	respondJSON(c, http.StatusOK, remoteView(v))
@@ -149,7 +149,7 @@ func (h remoteHandlers) get(c *gin.Context) {
 func (h remoteHandlers) delete(c *gin.Context) {
 	force, err := parseBoolParam(c.Request.URL.RawQuery, "force")
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	err = h.svc.Delete(c.Request.Context(), principalOf(c), c.Param("name"), force)
@@ -158,7 +158,7 @@ func (h remoteHandlers) delete(c *gin.Context) {
 	case asInUse(err, &inUse):
 		respondJSON(c, http.StatusConflict, map[string]any{"error": inUse.Error(), "links": inUse.Links})
 	case err != nil:
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 	default:
 		c.Status(http.StatusNoContent)
 	}
@@ -170,12 +170,12 @@ func (h remoteHandlers) test(c *gin.Context) {
 		Source string `json:"source"`
 	}
 	if err := decodeRemoteBody(c.Request.Body, &b); err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	out, err := h.svc.Test(c.Request.Context(), principalOf(c), c.Param("name"), remotes.TestRequest{Topic: b.Topic, Source: b.Source})
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	respondJSON(c, http.StatusOK, testView(out))
@@ -194,7 +194,7 @@ func (h remoteHandlers) reencrypt(c *gin.Context) {
 	}
 	out, err := h.svc.Reencrypt(c.Request.Context(), principalOf(c))
 	if err != nil {
-		respondError(c, h.log, err)
+		respondRemoteError(c, h.log, err)
 		return
 	}
 	failed := make([]map[string]string, 0, len(out.Failed))

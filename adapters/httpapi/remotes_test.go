@@ -193,3 +193,24 @@ func TestRemoteWritesRateLimited(t *testing.T) {
 		t.Fatalf("11th: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 }
+
+// A gate's refusal is a 412 naming the member that held the write back
+// (api.md §2.18 "body names it in members").
+func TestRemoteWriteHeldBackNamesTheMember(t *testing.T) {
+	e, m := remotesEngine(t, false)
+	_, err := m.Propose(context.Background(), meta.Envelope{Actor: "root", Event: &meta.MemberJoin{ID: "n2", Addr: "n2:7942",
+		ClusterAddr: "n2:7943", EntryTypes: meta.LegacyNewestType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := remoteCall(e, "POST", "/v1/remotes", "root", createDR)
+	var body struct {
+		Error   string              `json:"error"`
+		Gate    string              `json:"gate"`
+		Members []map[string]string `json:"members"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 412 || body.Gate != "release" ||
+		len(body.Members) != 1 || body.Members[0]["node"] != "n2" || body.Members[0]["reason"] == "" {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}

@@ -14,7 +14,8 @@ var _ ports.PeerRemoteMembers = (*Peers)(nil)
 // remoteCheckRequest is RemoteCheck's request (op 36, JSON): the mode and
 // its arguments. links: the remote child cursors of Parent this node runs;
 // check: the target checks of Remote against Topic (Source a local parent);
-// credentials: this node's credential states.
+// credentials: this node's credential states; posture: its security
+// posture (internals.md §7.8).
 type remoteCheckRequest struct {
 	Mode   string `json:"mode"`
 	Parent string `json:"parent,omitempty"`
@@ -28,6 +29,7 @@ const (
 	remoteCheckModeLinks       = "links"
 	remoteCheckModeCheck       = "check"
 	remoteCheckModeCredentials = "credentials"
+	remoteCheckModePosture     = "posture"
 )
 
 // remoteCursorsMax bounds a links reply and remoteCredentialsMax a
@@ -97,6 +99,27 @@ func (p *Peers) Credentials(ctx context.Context, node string) ([]ports.RemoteCre
 	return r.Credentials, nil
 }
 
+// Posture asks node for its security posture.
+func (p *Peers) Posture(ctx context.Context, node string) (ports.RemotePosture, error) {
+	body, err := p.remoteCheck(ctx, node, remoteCheckRequest{Mode: remoteCheckModePosture})
+	if err != nil {
+		return ports.RemotePosture{}, err
+	}
+	var r remotePostureReply
+	if err := strictJSON(body, &r); err != nil || r.Node == "" {
+		return ports.RemotePosture{}, unreadableReply("remote posture", node, fmt.Errorf("posture %+v: %w", r, ErrBadPayload))
+	}
+	return ports.RemotePosture{Node: r.Node, SecurityEnabled: r.SecurityEnabled, LegacyClusterAuth: r.LegacyClusterAuth, RaftTLS: r.RaftTLS}, nil
+}
+
+// remotePostureReply is a posture reply.
+type remotePostureReply struct {
+	Node              string `json:"node"`
+	SecurityEnabled   bool   `json:"security_enabled"`
+	LegacyClusterAuth bool   `json:"legacy_cluster_auth"`
+	RaftTLS           bool   `json:"raft_tls"`
+}
+
 func (p *Peers) remoteCheck(ctx context.Context, node string, req remoteCheckRequest) ([]byte, error) {
 	payload, _ := json.Marshal(req) // plain fields always marshal
 	return p.call(ctx, node, OpRemoteCheck, payload)
@@ -135,7 +158,7 @@ func decodeRemoteCheckRequest(p []byte) (remoteCheckRequest, error) {
 		if req.Remote == "" || domain.ValidateTopicName(req.Topic) != nil || req.Source != "" && domain.ValidateTopicName(req.Source) != nil {
 			return req, fmt.Errorf("remote check arguments: %w", ErrBadPayload)
 		}
-	case remoteCheckModeCredentials:
+	case remoteCheckModeCredentials, remoteCheckModePosture:
 	default:
 		return req, fmt.Errorf("remote check mode %q: %w", req.Mode, domain.ErrInvalidArgument)
 	}
@@ -163,6 +186,10 @@ func RegisterRemoteCheck(srv *Server, m ports.RemoteMember) {
 				return errReply(err), nil
 			}
 			reply = rep
+		case remoteCheckModePosture:
+			pos := m.Posture()
+			reply = remotePostureReply{Node: pos.Node, SecurityEnabled: pos.SecurityEnabled,
+				LegacyClusterAuth: pos.LegacyClusterAuth, RaftTLS: pos.RaftTLS}
 		default:
 			reply = remoteCredentialsReply{Credentials: m.Credentials()}
 		}

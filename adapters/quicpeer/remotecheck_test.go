@@ -28,6 +28,10 @@ func (f fakeLinks) Credentials() []ports.RemoteCredentialReport {
 	return []ports.RemoteCredentialReport{{Remote: "dr", State: "ready", CredentialVersion: 3, KeyVersion: "0123456789abcdef", Fingerprint: "0123456789ab"}}
 }
 
+func (f fakeLinks) Posture() ports.RemotePosture {
+	return ports.RemotePosture{Node: "owner", SecurityEnabled: true, LegacyClusterAuth: true}
+}
+
 // ensure that a remote links request crosses two nodes intact (op 36,
 // mode links): the owner's cursors of the parent come back as reported.
 func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
@@ -58,6 +62,10 @@ func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
 	if err != nil || len(creds) != 1 || creds[0].State != "ready" || creds[0].KeyVersion != "0123456789abcdef" {
 		t.Fatalf("credentials: %+v (%v)", creds, err)
 	}
+	pos, err := p.Posture(context.Background(), "owner")
+	if err != nil || pos != (ports.RemotePosture{Node: "owner", SecurityEnabled: true, LegacyClusterAuth: true}) {
+		t.Fatalf("posture: %+v (%v)", pos, err)
+	}
 }
 
 // FuzzRemoteCheckPayloads feeds arbitrary bytes to both decoders: never a
@@ -66,6 +74,7 @@ func FuzzRemoteCheckPayloads(f *testing.F) {
 	f.Add([]byte(`{"mode":"links","parent":"orders"}`))
 	f.Add([]byte(`{"mode":"check","remote":"dr","topic":"orders","source":"src"}`))
 	f.Add([]byte(`{"mode":"credentials"}`))
+	f.Add([]byte(`{"mode":"posture"}`))
 	f.Add([]byte(`{"cursors":[{"partition":0,"child":"c","state":"running","blocked_at":-1,"last_ok_ms":0,"last_check_ms":0,"lag":0}]}`))
 	f.Add([]byte(`{"cursors":[{"partition":-1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

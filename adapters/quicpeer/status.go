@@ -69,6 +69,7 @@ var refusalTable = []refusal{
 	{domain.ErrLogPoisoned, 500, "log_poisoned"},
 	{domain.ErrWALFailed, 500, "wal_failed"},
 	{domain.ErrNotImplemented, 501, "not_implemented"},
+	{domain.ErrPrecondition, 412, "precondition"},
 }
 
 // codeBadPayload answers a request this node could not decode.

@@ -24,12 +24,16 @@ func NewAudit(base *zap.Logger) *Audit {
 
 // Record writes one line; empty fields are left out.
 func (a *Audit) Record(e ports.AuditEvent) {
-	fields := make([]zap.Field, 0, 6)
+	fields := make([]zap.Field, 0, 8)
 	fields = append(fields, zap.String("event", e.Event), zap.String("outcome", e.Outcome))
-	for _, f := range [...]struct{ k, v string }{{"actor", e.Actor}, {"subject", e.Subject}, {"reason", e.Reason}, {"remote", e.Remote}} {
+	for _, f := range [...]struct{ k, v string }{{"actor", e.Actor}, {"subject", e.Subject}, {"reason", e.Reason}, {"remote", e.Remote},
+		{"request_id", e.RequestID}} {
 		if f.v != "" {
 			fields = append(fields, zap.String(f.k, f.v))
 		}
+	}
+	if e.Leader {
+		fields = append(fields, zap.Bool("leader", true))
 	}
 	a.log.Info("audit", fields...)
 }

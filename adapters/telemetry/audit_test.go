@@ -29,3 +29,28 @@ func TestAuditIgnoresLogLevel(t *testing.T) {
 		t.Fatalf("empty reason written: %v", line)
 	}
 }
+
+// ensure that a remote write's lines carry its request id, and the
+// leader's line says it is the leader's (internals.md §7.10).
+func TestAuditRemoteWriteLines(t *testing.T) {
+	var out bytes.Buffer
+	base, err := NewLogger(LogOptions{Level: "info", Format: "json", Output: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAudit(base)
+	a.Record(ports.AuditEvent{Event: ports.AuditRemoteCreate, Actor: "admin", Subject: "remote dr", Outcome: ports.AuditCommitted,
+		RequestID: "0123456789abcdef", Leader: true})
+	a.Record(ports.AuditEvent{Event: ports.AuditRemoteCreate, Actor: "admin", Subject: "remote dr", Outcome: ports.AuditOK, RequestID: "0123456789abcdef"})
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	var leader, ingress map[string]any
+	if len(lines) != 2 || json.Unmarshal(lines[0], &leader) != nil || json.Unmarshal(lines[1], &ingress) != nil {
+		t.Fatalf("%q", out.String())
+	}
+	if leader["request_id"] != "0123456789abcdef" || leader["leader"] != true || leader["outcome"] != "committed" {
+		t.Fatalf("leader's line %v", leader)
+	}
+	if ingress["request_id"] != "0123456789abcdef" || ingress["leader"] != nil {
+		t.Fatalf("ingress line %v", ingress)
+	}
+}

@@ -55,8 +55,9 @@ const retentionWarnMs = 72 * 3600 * 1000
 // checked, the target checks run, the start offsets are resolved from the
 // partitions' owners, and one entry is proposed (nothing for a dry run).
 func (s *Service) AttachChild(ctx context.Context, p access.Principal, req AttachRequest) (AttachResult, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteChildCreate)
 	out, err := s.attachChild(ctx, p, req)
-	s.recordChild(ports.AuditRemoteChildCreate, p, req.Parent, req.Child, err)
+	s.recordChild(ctx, p, req.Parent, req.Child, err)
 	return out, err
 }
 
@@ -70,6 +71,9 @@ func (s *Service) attachChild(ctx context.Context, p access.Principal, req Attac
 	}
 	r, parent, err := s.attachTargets(req)
 	if err != nil {
+		return AttachResult{}, err
+	}
+	if err := s.gates(ctx, meta.TypeAttachRemoteChild, true); err != nil {
 		return AttachResult{}, err
 	}
 	if err := s.admitChildWrite(); err != nil {

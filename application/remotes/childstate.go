@@ -43,8 +43,9 @@ const pauseReasonMaxBytes = 256
 
 // Pause stops a remote child sending; a second pause replaces the reason.
 func (s *Service) Pause(ctx context.Context, p access.Principal, parent, child, reason string) (meta.Topic, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteChildPause)
 	stub, err := s.pause(ctx, p, parent, child, reason)
-	s.recordChild(ports.AuditRemoteChildPause, p, parent, child, err)
+	s.recordChild(ctx, p, parent, child, err)
 	return stub, err
 }
 
@@ -57,6 +58,9 @@ func (s *Service) pause(ctx context.Context, p access.Principal, parent, child, 
 	}
 	stub, err := s.readStub(parent, child)
 	if err != nil {
+		return stub, err
+	}
+	if err := s.gates(ctx, meta.TypeSetRemoteChildState, false); err != nil {
 		return stub, err
 	}
 	if err := s.admitChildWrite(); err != nil {
@@ -96,12 +100,13 @@ func (s *Service) readStub(parent, child string) (meta.Topic, error) {
 // recreated since the attach (another id) is refused as target_replaced
 // unless acceptTarget, which records the new id.
 func (s *Service) Resume(ctx context.Context, p access.Principal, parent, child string, acceptTarget bool) (meta.Topic, error) {
-	stub, err := s.resume(ctx, p, parent, child, acceptTarget)
 	event := ports.AuditRemoteChildResume
 	if acceptTarget {
 		event = ports.AuditRemoteChildAccept
 	}
-	s.recordChild(event, p, parent, child, err)
+	ctx = s.begin(ctx, event)
+	stub, err := s.resume(ctx, p, parent, child, acceptTarget)
+	s.recordChild(ctx, p, parent, child, err)
 	return stub, err
 }
 
@@ -121,6 +126,9 @@ func (s *Service) resume(ctx context.Context, p access.Principal, parent, child 
 	src, found, err := s.d.Store.Topic(parent)
 	if err != nil || !found {
 		return stub, domain.Refuse(domain.ErrTopicNotFound, "topic not found")
+	}
+	if err := s.gates(ctx, meta.TypeSetRemoteChildState, true); err != nil {
+		return stub, err
 	}
 	if err := s.admitChildWrite(); err != nil {
 		return stub, err
@@ -144,8 +152,9 @@ func (s *Service) resume(ctx context.Context, p access.Principal, parent, child 
 // partition is stuck on; only while the cursor is stuck on exactly that
 // offset in rejected_record or record_too_large (api.md §2.12.1).
 func (s *Service) Skip(ctx context.Context, p access.Principal, parent, child string, partition int32, offset int64) (meta.Topic, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteChildSkip)
 	stub, err := s.skip(ctx, p, parent, child, partition, offset)
-	s.recordChild(ports.AuditRemoteChildSkip, p, parent, child, err)
+	s.recordChild(ctx, p, parent, child, err)
 	return stub, err
 }
 
@@ -166,6 +175,9 @@ func (s *Service) skip(ctx context.Context, p access.Principal, parent, child st
 	}
 	if at == nil || at.Offset != offset {
 		return stub, &SkipError{Partition: partition, At: at}
+	}
+	if err := s.gates(ctx, meta.TypeSetRemoteChildState, false); err != nil {
+		return stub, err
 	}
 	if err := s.admitChildWrite(); err != nil {
 		return stub, err

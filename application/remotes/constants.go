@@ -10,6 +10,7 @@ const (
 	caCertsMaxCount         = 16
 	saltBytes               = 32
 	idBytes                 = 8 // 16 hex characters
+	requestIDBytes          = 8 // a remote write's request id: 16 hex characters
 	usernameMaxChars        = 64
 	writesPerWindowMax      = 10
 	childWritesPerWindowMax = 60
@@ -19,6 +20,7 @@ const (
 	unverifiedAfter         = 10 * time.Minute
 	certExpiryWarnAhead     = 14 * 24 * time.Hour
 	ownerAnswerTimeout      = 2 * time.Second // one owner's answer to a children listing
+	postureAnswerTimeout    = 5 * time.Second // one member's posture answer to the posture gate
 )
 
 // Defaults and ranges of a remote's limits (internals.md §7.1).

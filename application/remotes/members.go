@@ -13,6 +13,7 @@ import (
 type MemberPeers interface {
 	MemberCheck(ctx context.Context, node string, req ports.RemoteCheckRequest) (ports.RemoteCheckReport, error)
 	Credentials(ctx context.Context, node string) ([]ports.RemoteCredentialReport, error)
+	Posture(ctx context.Context, node string) (ports.RemotePosture, error)
 }
 
 // MemberCheck runs the target checks asked by another member (the owner

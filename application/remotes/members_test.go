@@ -11,12 +11,20 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// peersFake answers for member n2: a check report (or err) and a
-// credential state.
+// peersFake answers for member n2: a check report (or err), a
+// credential state and a posture (security on unless posture is set).
 type peersFake struct {
-	report ports.RemoteCheckReport
-	err    error
-	creds  []ports.RemoteCredentialReport
+	report  ports.RemoteCheckReport
+	err     error
+	creds   []ports.RemoteCredentialReport
+	posture *ports.RemotePosture
+}
+
+func (p *peersFake) Posture(_ context.Context, node string) (ports.RemotePosture, error) {
+	if p.posture != nil {
+		return *p.posture, p.err
+	}
+	return ports.RemotePosture{Node: node, SecurityEnabled: true}, p.err
 }
 
 func (p *peersFake) MemberCheck(context.Context, string, ports.RemoteCheckRequest) (ports.RemoteCheckReport, error) {
@@ -36,7 +44,7 @@ func membersFixture(t *testing.T, peers *peersFake) (*fixture, *remotes.Service)
 	f.create(t, "dr")
 	f.target(t)
 	for _, id := range []string{"n1", "n2"} {
-		f.propose(t, &meta.MemberJoin{ID: id, Addr: id + ":7942", ClusterAddr: id + ":7943"})
+		f.propose(t, &meta.MemberJoin{ID: id, Addr: id + ":7942", ClusterAddr: id + ":7943", EntryTypes: meta.AppliesThroughType})
 	}
 	svc, err := remotes.New(remotes.Options{Self: "n1", APIHopEncrypted: true}, remotes.Deps{Store: f.meta, Keyring: f.keyring,
 		Transport: f.transport, Clock: f.clock, Audit: f.audit, Random: rand.Reader, Members: peers}, f.cache)

@@ -46,8 +46,9 @@ type Listing struct {
 
 // List returns every remote; nodes adds the members' credential states.
 func (s *Service) List(ctx context.Context, p access.Principal, nodes bool) (Listing, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteList)
 	out, err := s.list(ctx, p, nodes)
-	s.record(ports.AuditRemoteList, p, "", err)
+	s.record(ctx, p, "", err)
 	return out, err
 }
 
@@ -80,8 +81,9 @@ func (s *Service) list(ctx context.Context, p access.Principal, nodes bool) (Lis
 
 // Get returns one remote.
 func (s *Service) Get(ctx context.Context, p access.Principal, name string, nodes bool) (View, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteGet)
 	v, err := s.get(ctx, p, name, nodes)
-	s.record(ports.AuditRemoteGet, p, name, err)
+	s.record(ctx, p, name, err)
 	return v, err
 }
 

@@ -29,8 +29,9 @@ type Reencrypted struct {
 // credential version: a remote changed meanwhile keeps its newer envelope.
 // Safe to repeat.
 func (s *Service) Reencrypt(ctx context.Context, p access.Principal) (Reencrypted, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteReencrypt)
 	out, err := s.reencrypt(ctx, p)
-	s.record(ports.AuditRemoteReencrypt, p, "", err)
+	s.record(ctx, p, "", err)
 	return out, err
 }
 
@@ -40,6 +41,9 @@ func (s *Service) reencrypt(ctx context.Context, p access.Principal) (Reencrypte
 	}
 	if err := s.d.Keyring.CanSeal(); err != nil {
 		return Reencrypted{}, domain.Refuse(domain.ErrPrecondition, err.Error())
+	}
+	if err := s.gates(ctx, meta.TypeUpdateRemote, true); err != nil {
+		return Reencrypted{}, err
 	}
 	if err := s.admitWrite(); err != nil {
 		return Reencrypted{}, err

@@ -27,6 +27,9 @@ type Options struct {
 	// RaftTLS reports whether Raft runs over TLS (a posture fact reported
 	// by the checks, not required).
 	RaftTLS bool
+	// LegacyClusterAuth is security.allow_legacy_cluster_auth: while on,
+	// the posture gate refuses remote writes (internals.md §7.8).
+	LegacyClusterAuth bool
 }
 
 // Deps are the ports the use cases drive; every one is required.
@@ -52,8 +55,15 @@ type Deps struct {
 	// check); nil counts this node as not answering.
 	Backlogs Backlogs
 	// Members asks other members to run the target checks and for their
-	// credential states; nil checks from this node alone.
+	// credential states and posture; nil checks from this node alone and
+	// counts every other member as not answering the posture gate.
 	Members MemberPeers
+	// Servers reads the Raft configuration for the release gate; nil
+	// counts the member records alone.
+	Servers Servers
+	// Writer hands remote writes to the metadata leader (op 35); nil
+	// proposes them from this node.
+	Writer ports.PeerRemoteWriter
 	// Sealed and ResealOpened count a sealed password and one opened to
 	// re-seal it (narad_remote_seals_total, _reseal_opens_total); nil
 	// counts nothing.
@@ -92,16 +102,6 @@ func (s *Service) admitWrite() error {
 		return domain.RefuseLater(domain.ErrRateLimited, msgWrites, after)
 	}
 	return nil
-}
-
-// propose proposes ev for p and returns what apply decided.
-func (s *Service) propose(ctx context.Context, p access.Principal, ev meta.Event) (meta.Result, error) {
-	env := meta.Envelope{Actor: p.Name, AtMs: s.d.Clock.Now().UnixMilli(), Event: ev}
-	applied, err := s.d.Store.Propose(ctx, env)
-	if err != nil {
-		return meta.Result{}, proposeFailure(err)
-	}
-	return applied.Result, nil
 }
 
 // readRemote reads name from the local replica: a 400 for a name no remote
@@ -188,20 +188,23 @@ func proposeFailure(err error) error {
 
 // record writes the audit line of one request by p on remote name. It
 // names the remote only: never its URL, username or password.
-func (s *Service) record(event string, p access.Principal, name string, err error) {
+func (s *Service) record(ctx context.Context, p access.Principal, name string, err error) {
 	subject := "remotes"
 	if name != "" {
 		subject = "remote " + name
 	}
-	s.recordSubject(event, p, subject, err)
+	s.recordSubject(ctx, p, subject, err)
 }
 
 // recordChild writes the audit line of one request on a remote child.
-func (s *Service) recordChild(event string, p access.Principal, parent, child string, err error) {
-	s.recordSubject(event, p, "remote child "+parent+"/"+child, err)
+func (s *Service) recordChild(ctx context.Context, p access.Principal, parent, child string, err error) {
+	s.recordSubject(ctx, p, "remote child "+parent+"/"+child, err)
 }
 
-func (s *Service) recordSubject(event string, p access.Principal, subject string, err error) {
+// recordSubject writes the receiving node's line of the request ctx
+// carries (Service.begin).
+func (s *Service) recordSubject(ctx context.Context, p access.Principal, subject string, err error) {
+	req := requestOf(ctx)
 	outcome, reason := ports.AuditOK, ""
 	switch {
 	case err == nil:
@@ -210,7 +213,7 @@ func (s *Service) recordSubject(event string, p access.Principal, subject string
 	default:
 		outcome, reason = ports.AuditFailed, err.Error()
 	}
-	s.d.Audit.Record(ports.AuditEvent{Event: event, Actor: p.Name, Subject: subject, Outcome: outcome, Reason: reason})
+	s.d.Audit.Record(ports.AuditEvent{Event: req.event, Actor: p.Name, Subject: subject, Outcome: outcome, Reason: reason, RequestID: req.id})
 }
 
 // refused reports whether err is the client's refusal (an answer the
@@ -224,8 +227,9 @@ func refused(err error) bool {
 	var check *CheckError
 	var skip *SkipError
 	var unshipped *UnshippedError
+	var gate *GateError
 	return errors.As(err, &r) || errors.As(err, &inUse) || errors.As(err, &check) || errors.As(err, &skip) ||
-		errors.As(err, &unshipped) || errors.Is(err, domain.ErrForbidden)
+		errors.As(err, &unshipped) || errors.As(err, &gate) || errors.Is(err, domain.ErrForbidden)
 }
 
 func msToTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -27,8 +27,9 @@ type TestResult struct {
 // Test runs the attach checks against a remote topic and writes nothing.
 // A failing check is a verdict, not an error.
 func (s *Service) Test(ctx context.Context, p access.Principal, name string, req TestRequest) (TestResult, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteTest)
 	out, err := s.test(ctx, p, name, req)
-	s.record(ports.AuditRemoteTest, p, name, err)
+	s.record(ctx, p, name, err)
 	return out, err
 }
 

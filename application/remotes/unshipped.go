@@ -69,15 +69,17 @@ func (s *Service) BeforeRemoval(ctx context.Context, p access.Principal, t meta.
 	if ok, after := s.unshippedChecks.admit(parent.Name, s.d.Clock.Now()); !ok {
 		return domain.RefuseLater(domain.ErrRateLimited, fmt.Sprintf("an unshipped check of %q ran less than 10s ago; retry", parent.Name), after)
 	}
+	ctx = s.begin(ctx, ports.AuditRemoteChildDelete)
 	u := s.unshipped(ctx, parent, stubs)
 	if force {
 		s.d.Audit.Record(ports.AuditEvent{Event: ports.AuditRemoteChildDelete, Actor: p.Name, Subject: "remote child " + parent.Name + "/" + stubs[0].Name,
-			Outcome: ports.AuditOK, Reason: fmt.Sprintf("forced: abandoned_lag_messages=%d abandoned_dispatch_backlog=%d", u.LagMessages, sum(u.DispatchBacklog))})
+			Outcome: ports.AuditOK, Reason: fmt.Sprintf("forced: abandoned_lag_messages=%d abandoned_dispatch_backlog=%d", u.LagMessages, sum(u.DispatchBacklog)),
+			RequestID: requestOf(ctx).id})
 		return nil
 	}
 	if !u.clear() {
 		err := &UnshippedError{Child: stubs[0].Name, Report: u}
-		s.recordChild(ports.AuditRemoteChildDelete, p, parent.Name, stubs[0].Name, err)
+		s.recordChild(ctx, p, parent.Name, stubs[0].Name, err)
 		return err
 	}
 	return nil

@@ -28,8 +28,9 @@ type CreateRequest struct {
 // (412: an encrypted API hop, a usable cluster secret), the write budget
 // (429), and the password sealed; only the envelope is proposed.
 func (s *Service) Create(ctx context.Context, p access.Principal, req CreateRequest) (View, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteCreate)
 	v, err := s.create(ctx, p, req)
-	s.record(ports.AuditRemoteCreate, p, req.Name, err)
+	s.record(ctx, p, req.Name, err)
 	return v, err
 }
 
@@ -42,6 +43,9 @@ func (s *Service) create(ctx context.Context, p access.Principal, req CreateRequ
 		return View{}, err
 	}
 	if err := s.preconditions(); err != nil {
+		return View{}, err
+	}
+	if err := s.gates(ctx, meta.TypePutRemote, true); err != nil {
 		return View{}, err
 	}
 	if err := s.admitWrite(); err != nil {
@@ -143,8 +147,9 @@ type UpdateRequest struct {
 // A new URL, username or CA needs the password again (the seal binds to
 // them).
 func (s *Service) Update(ctx context.Context, p access.Principal, name string, req UpdateRequest) (View, error) {
+	ctx = s.begin(ctx, ports.AuditRemoteUpdate)
 	v, err := s.update(ctx, p, name, req)
-	s.record(ports.AuditRemoteUpdate, p, name, err)
+	s.record(ctx, p, name, err)
 	return v, err
 }
 
@@ -160,6 +165,9 @@ func (s *Service) update(ctx context.Context, p access.Principal, name string, r
 		if err := s.preconditions(); err != nil {
 			return View{}, err
 		}
+	}
+	if err := s.gates(ctx, meta.TypeUpdateRemote, true); err != nil {
+		return View{}, err
 	}
 	if err := s.admitWrite(); err != nil {
 		return View{}, err
@@ -253,8 +261,9 @@ func (e *InUseError) Unwrap() error { return domain.ErrConflict }
 // Delete deletes a remote. While remote children use it the answer is an
 // *InUseError, unless force: then they hold in state remote_missing.
 func (s *Service) Delete(ctx context.Context, p access.Principal, name string, force bool) error {
+	ctx = s.begin(ctx, ports.AuditRemoteDelete)
 	err := s.delete(ctx, p, name, force)
-	s.record(ports.AuditRemoteDelete, p, name, err)
+	s.record(ctx, p, name, err)
 	return err
 }
 
@@ -272,6 +281,9 @@ func (s *Service) delete(ctx context.Context, p access.Principal, name string, f
 	}
 	if len(links) > 0 && !force {
 		return &InUseError{Links: links}
+	}
+	if err := s.gates(ctx, meta.TypeDeleteRemote, false); err != nil {
+		return err
 	}
 	if err := s.admitWrite(); err != nil {
 		return err

@@ -108,6 +108,10 @@ func newEvent(t EntryType) (Event, bool) {
 	return ctor(), true
 }
 
+// IsRemoteType reports whether t is one of the remote entry types (33–37)
+// that only a RemoteWrite proposes (internals.md §7.8).
+func IsRemoteType(t EntryType) bool { return t >= TypeAttachRemoteChild && t <= TypeDeleteRemote }
+
 // Applies reports whether this build applies entries of type t.
 func Applies(t EntryType) bool {
 	_, ok := eventCtors[t]
