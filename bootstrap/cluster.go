@@ -120,7 +120,7 @@ func newStatusReporter(w *wal.WAL, logs *segmentlog.Store, svc *produce.Service,
 
 func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, committer *produce.Committer, svc *consume.Service,
 	stats *partitionstats.Reader, lag *fanout.LagReader, desk *membership.Desk, status *membership.StatusReporter,
-	logs *segmentlog.Store, links *localLinks, rem *remotes.Service, clock ports.Clock, log *zap.Logger) error {
+	logs *segmentlog.Store, links *localLinks, rem *remotes.Service, scanner *produce.BacklogScanner, clock ports.Clock, log *zap.Logger) error {
 	srv, err := quicpeer.NewServer(quicpeer.ServerOptions{Secret: secret, Log: log.With(zap.String("component", "peers"))})
 	if err != nil {
 		return err
@@ -133,8 +133,8 @@ func servePeers(lc fx.Lifecycle, cfg config.Config, secret ClusterSecret, commit
 	quicpeer.RegisterFanoutCursors(srv, lag)
 	quicpeer.RegisterJoin(srv, desk)
 	quicpeer.RegisterNodeStatus(srv, status)
-	quicpeer.RegisterRemoteWrite(srv, rem)                      // op 35
-	quicpeer.RegisterRemoteCheck(srv, remoteMember{links, rem}) // op 36
+	quicpeer.RegisterRemoteWrite(srv, rem)                               // op 35
+	quicpeer.RegisterRemoteCheck(srv, remoteMember{links, rem, scanner}) // op 36
 	// A move's source side (ops 22-24); a freeze waits for the partition's
 	// leases to settle before its capture.
 	quicpeer.RegisterTransfer(srv, sourceSide{logs, &moves.Handoff{Freezer: logs, Leases: svc, Clock: clock}}, moves.FreezeTTL)

@@ -15,8 +15,9 @@ import (
 	"github.com/narad/narad/adapters/remotehttp"
 	"github.com/narad/narad/adapters/remotekeys"
 	"github.com/narad/narad/adapters/telemetry"
+	"github.com/narad/narad/adapters/wal"
 	"github.com/narad/narad/application/fanout"
-	"github.com/narad/narad/application/membership"
+	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/application/remotes"
 	"github.com/narad/narad/application/shipping"
 	"github.com/narad/narad/bootstrap/config"
@@ -38,6 +39,7 @@ var remotesModule = fx.Module("remotes",
 		newRemotesService,
 		newShipper,
 		newLocalLinks,
+		newBacklogScanner,
 	),
 	fx.Invoke(sampleRemotes, guardRemotePosture),
 )
@@ -176,7 +178,7 @@ type remotesDeps struct {
 	Peers     *quicpeer.Peers
 	Links     *localLinks
 	Metrics   *telemetry.RemoteMetrics
-	Status    *membership.StatusReporter
+	Scanner   *produce.BacklogScanner
 	Local     ports.ConsumerFrontiers
 	Remote    ports.PeerFrontiers
 	Raft      *metastore.Store
@@ -188,7 +190,7 @@ func newRemotesService(cfg config.Config, id NodeIdentity, d remotesDeps, cache 
 		LegacyClusterAuth: cfg.Security.AllowLegacyClusterAuth},
 		remotes.Deps{Store: d.Store, Keyring: d.Keyring, Transport: d.Transport, Clock: d.Clock, Audit: d.Audit, Random: rand.Reader,
 			Bounds: d.Logs, PeerStats: d.Peers, Frontiers: frontiers{self: id.ID, local: d.Local, peers: d.Remote}, Stuck: links, Links: links,
-			Backlogs: backlogs{self: id.ID, local: d.Status, peers: d.Peers}, Members: d.Peers, Servers: d.Raft, Writer: d.Peers,
+			Backlogs: backlogs{self: id.ID, local: d.Scanner, peers: d.Peers}, Members: d.Peers, Servers: d.Raft, Writer: d.Peers,
 			Sealed: d.Metrics.Sealed, ResealOpened: d.Metrics.ResealOpened}, cache)
 }
 
@@ -296,23 +298,23 @@ func (f frontiers) Unconsumed(ctx context.Context, node, topic string, id domain
 	return f.peers.Unconsumed(ctx, node, topic, id, parts)
 }
 
-// backlogs reads a member's dispatch backlog: this node's own status, or
-// another's over node RPC op 33.
+// newBacklogScanner counts a topic's records in this node's dispatch
+// backlog (the unshipped check, internals.md §7.9).
+func newBacklogScanner(w *wal.WAL) *produce.BacklogScanner { return produce.NewBacklogScanner(w) }
+
+// backlogs reads a member's dispatch backlog of one topic: this node's own
+// scan, or another's over node RPC op 36.
 type backlogs struct {
 	self  string
-	local *membership.StatusReporter
-	peers ports.PeerStatus
+	local *produce.BacklogScanner
+	peers ports.PeerRemoteMembers
 }
 
-func (b backlogs) DispatchBacklog(ctx context.Context, node string) (uint64, error) {
-	var st ports.NodeStatus
-	var err error
+func (b backlogs) TopicBacklog(ctx context.Context, node, topic string) (ports.TopicBacklog, error) {
 	if node == b.self {
-		st, err = b.local.NodeStatus(ctx)
-	} else {
-		st, err = b.peers.NodeStatus(ctx, node)
+		return b.local.TopicBacklog(ctx, topic)
 	}
-	return st.DispatchBacklog, err
+	return b.peers.TopicBacklog(ctx, node, topic)
 }
 
 // guardRemotePosture stops a node whose metadata holds a remote while it
@@ -348,8 +350,10 @@ func guardRemotePosture(lc fx.Lifecycle, sd fx.Shutdowner, cfg config.Config, s 
 const remotePostureExitCode = 2
 
 // remoteMember answers op 36 for this node: its remote child cursors, the
-// target checks run from it, its credential states.
+// target checks run from it, its credential states and posture, a topic's
+// dispatch backlog.
 type remoteMember struct {
 	*localLinks
 	*remotes.Service
+	*produce.BacklogScanner
 }

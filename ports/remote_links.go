@@ -79,14 +79,24 @@ type RemotePosture struct {
 	RaftTLS           bool
 }
 
+// TopicBacklog is one topic's records in a member's dispatch backlog
+// (accepted, not yet committed to an owner; internals.md §7.9). Complete
+// is false when the scan stopped at its bound before the end.
+type TopicBacklog struct {
+	Records  uint64
+	Complete bool
+}
+
 // RemoteMember is what a member answers of remote replication over node
 // RPC op 36: its remote child cursors of a parent, the target checks run
-// from it, its credential states and its posture.
+// from it, its credential states, its posture and a topic's dispatch
+// backlog.
 type RemoteMember interface {
 	RemoteLinks
 	MemberCheck(ctx context.Context, req RemoteCheckRequest) (RemoteCheckReport, error)
 	Credentials() []RemoteCredentialReport
 	Posture() RemotePosture
+	TopicBacklog(ctx context.Context, topic string) (TopicBacklog, error)
 }
 
 // PeerRemoteMembers asks another member (op 36).
@@ -95,4 +105,5 @@ type PeerRemoteMembers interface {
 	MemberCheck(ctx context.Context, node string, req RemoteCheckRequest) (RemoteCheckReport, error)
 	Credentials(ctx context.Context, node string) ([]RemoteCredentialReport, error)
 	Posture(ctx context.Context, node string) (RemotePosture, error)
+	TopicBacklog(ctx context.Context, node, topic string) (TopicBacklog, error)
 }

@@ -318,6 +318,9 @@ func (h *topicHandlers) unshippedClear(c *gin.Context, name string, force bool) 
 		if len(u.NotAnswering) > 0 {
 			body["not_answering"] = u.NotAnswering
 		}
+		if len(u.OverScanLimit) > 0 {
+			body["backlog_over_scan_limit"] = u.OverScanLimit
+		}
 		respondJSON(c, http.StatusConflict, body)
 		return false
 	case err != nil:

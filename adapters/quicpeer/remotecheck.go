@@ -15,7 +15,8 @@ var _ ports.PeerRemoteMembers = (*Peers)(nil)
 // its arguments. links: the remote child cursors of Parent this node runs;
 // check: the target checks of Remote against Topic (Source a local parent);
 // credentials: this node's credential states; posture: its security
-// posture (internals.md §7.8).
+// posture (internals.md §7.8); unshipped: Parent's records in its dispatch
+// backlog (internals.md §7.9).
 type remoteCheckRequest struct {
 	Mode   string `json:"mode"`
 	Parent string `json:"parent,omitempty"`
@@ -30,6 +31,7 @@ const (
 	remoteCheckModeCheck       = "check"
 	remoteCheckModeCredentials = "credentials"
 	remoteCheckModePosture     = "posture"
+	remoteCheckModeUnshipped   = "unshipped"
 )
 
 // remoteCursorsMax bounds a links reply and remoteCredentialsMax a
@@ -112,6 +114,25 @@ func (p *Peers) Posture(ctx context.Context, node string) (ports.RemotePosture, 
 	return ports.RemotePosture{Node: r.Node, SecurityEnabled: r.SecurityEnabled, LegacyClusterAuth: r.LegacyClusterAuth, RaftTLS: r.RaftTLS}, nil
 }
 
+// TopicBacklog asks node for topic's records in its dispatch backlog.
+func (p *Peers) TopicBacklog(ctx context.Context, node, topic string) (ports.TopicBacklog, error) {
+	body, err := p.remoteCheck(ctx, node, remoteCheckRequest{Mode: remoteCheckModeUnshipped, Parent: topic})
+	if err != nil {
+		return ports.TopicBacklog{}, err
+	}
+	var r remoteBacklogReply
+	if err := strictJSON(body, &r); err != nil {
+		return ports.TopicBacklog{}, unreadableReply("remote unshipped", node, err)
+	}
+	return ports.TopicBacklog{Records: r.Records, Complete: r.Complete}, nil
+}
+
+// remoteBacklogReply is an unshipped reply.
+type remoteBacklogReply struct {
+	Records  uint64 `json:"records"`
+	Complete bool   `json:"complete"`
+}
+
 // remotePostureReply is a posture reply.
 type remotePostureReply struct {
 	Node              string `json:"node"`
@@ -150,7 +171,7 @@ func decodeRemoteCheckRequest(p []byte) (remoteCheckRequest, error) {
 		return req, err
 	}
 	switch req.Mode {
-	case remoteCheckModeLinks:
+	case remoteCheckModeLinks, remoteCheckModeUnshipped:
 		if domain.ValidateTopicName(req.Parent) != nil {
 			return req, fmt.Errorf("remote check parent: %w", ErrBadPayload)
 		}
@@ -186,6 +207,12 @@ func RegisterRemoteCheck(srv *Server, m ports.RemoteMember) {
 				return errReply(err), nil
 			}
 			reply = rep
+		case remoteCheckModeUnshipped:
+			b, err := m.TopicBacklog(ctx, req.Parent)
+			if err != nil {
+				return errReply(err), nil
+			}
+			reply = remoteBacklogReply{Records: b.Records, Complete: b.Complete}
 		case remoteCheckModePosture:
 			pos := m.Posture()
 			reply = remotePostureReply{Node: pos.Node, SecurityEnabled: pos.SecurityEnabled,

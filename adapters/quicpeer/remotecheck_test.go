@@ -28,6 +28,10 @@ func (f fakeLinks) Credentials() []ports.RemoteCredentialReport {
 	return []ports.RemoteCredentialReport{{Remote: "dr", State: "ready", CredentialVersion: 3, KeyVersion: "0123456789abcdef", Fingerprint: "0123456789ab"}}
 }
 
+func (f fakeLinks) TopicBacklog(_ context.Context, topic string) (ports.TopicBacklog, error) {
+	return ports.TopicBacklog{Records: uint64(len(topic)), Complete: topic != "big"}, nil
+}
+
 func (f fakeLinks) Posture() ports.RemotePosture {
 	return ports.RemotePosture{Node: "owner", SecurityEnabled: true, LegacyClusterAuth: true}
 }
@@ -66,6 +70,12 @@ func TestRemoteCheckLinksCrossTwoNodes(t *testing.T) {
 	if err != nil || pos != (ports.RemotePosture{Node: "owner", SecurityEnabled: true, LegacyClusterAuth: true}) {
 		t.Fatalf("posture: %+v (%v)", pos, err)
 	}
+	if b, err := p.TopicBacklog(context.Background(), "owner", "orders"); err != nil || b != (ports.TopicBacklog{Records: 6, Complete: true}) {
+		t.Fatalf("unshipped: %+v (%v)", b, err)
+	}
+	if b, err := p.TopicBacklog(context.Background(), "owner", "big"); err != nil || b.Complete {
+		t.Fatalf("unshipped past the scan bound: %+v (%v)", b, err)
+	}
 }
 
 // FuzzRemoteCheckPayloads feeds arbitrary bytes to both decoders: never a
@@ -75,6 +85,7 @@ func FuzzRemoteCheckPayloads(f *testing.F) {
 	f.Add([]byte(`{"mode":"check","remote":"dr","topic":"orders","source":"src"}`))
 	f.Add([]byte(`{"mode":"credentials"}`))
 	f.Add([]byte(`{"mode":"posture"}`))
+	f.Add([]byte(`{"mode":"unshipped","parent":"orders"}`))
 	f.Add([]byte(`{"cursors":[{"partition":0,"child":"c","state":"running","blocked_at":-1,"last_ok_ms":0,"last_check_ms":0,"lag":0}]}`))
 	f.Add([]byte(`{"cursors":[{"partition":-1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

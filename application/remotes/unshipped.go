@@ -13,11 +13,11 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// Backlogs reads how many accepted records a member has not yet handed
-// to their owners (its ingress dispatch backlog, all topics: an upper
-// bound for any one).
+// Backlogs reads how many records of a topic a member accepted and has
+// not yet handed to their owners (its dispatch backlog, op 36 mode
+// unshipped for another member).
 type Backlogs interface {
-	DispatchBacklog(ctx context.Context, node string) (uint64, error)
+	TopicBacklog(ctx context.Context, node, topic string) (ports.TopicBacklog, error)
 }
 
 // Unshipped is what is left to ship of a parent (internals.md §7.9).
@@ -26,11 +26,14 @@ type Unshipped struct {
 	LagComplete     bool
 	DispatchBacklog map[string]uint64
 	NotAnswering    []string
+	// OverScanLimit names the members whose backlog scan stopped at its
+	// bound before the end.
+	OverScanLimit []string
 }
 
 // clear reports whether nothing is left to ship.
 func (u Unshipped) clear() bool {
-	if u.LagMessages != 0 || !u.LagComplete || len(u.NotAnswering) > 0 {
+	if u.LagMessages != 0 || !u.LagComplete || len(u.NotAnswering) > 0 || len(u.OverScanLimit) > 0 {
 		return false
 	}
 	for _, n := range u.DispatchBacklog {
@@ -111,7 +114,7 @@ func (s *Service) linked(t meta.Topic) (meta.Topic, []meta.Topic, error) {
 // committed below the high watermark, so the lag read after it counts it.
 func (s *Service) unshipped(ctx context.Context, parent meta.Topic, stubs []meta.Topic) Unshipped {
 	u := Unshipped{DispatchBacklog: map[string]uint64{}, LagComplete: true}
-	s.readBacklogs(ctx, &u)
+	s.readBacklogs(ctx, parent.Name, &u)
 	rows, err := s.d.Store.Assignments(parent.Name)
 	if err != nil {
 		u.LagComplete = false
@@ -140,8 +143,9 @@ func (s *Service) unshipped(ctx context.Context, parent meta.Topic, stubs []meta
 	return u
 }
 
-// readBacklogs asks every member for its dispatch backlog.
-func (s *Service) readBacklogs(ctx context.Context, u *Unshipped) {
+// readBacklogs asks every member for the parent's records in its
+// dispatch backlog.
+func (s *Service) readBacklogs(ctx context.Context, parent string, u *Unshipped) {
 	members, err := s.d.Store.Members()
 	if err != nil || s.d.Backlogs == nil {
 		u.NotAnswering = append(u.NotAnswering, s.o.Self)
@@ -153,18 +157,22 @@ func (s *Service) readBacklogs(ctx context.Context, u *Unshipped) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, memberCheckTimeout)
 			defer cancel()
-			n, err := s.d.Backlogs.DispatchBacklog(ctx, m.ID)
+			b, err := s.d.Backlogs.TopicBacklog(ctx, m.ID, parent)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				u.NotAnswering = append(u.NotAnswering, m.ID)
 				return
 			}
-			u.DispatchBacklog[m.ID] = n
+			u.DispatchBacklog[m.ID] = b.Records
+			if !b.Complete {
+				u.OverScanLimit = append(u.OverScanLimit, m.ID)
+			}
 		})
 	}
 	wg.Wait()
 	sort.Strings(u.NotAnswering)
+	sort.Strings(u.OverScanLimit)
 }
 
 // BeforeRemovalOf is BeforeRemoval of the topic named name, after the

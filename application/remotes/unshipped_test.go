@@ -14,15 +14,24 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// backlogsFake answers per member; an absent member does not answer.
+// backlogsFake answers each member's backlog of parent "orders" (other
+// topics hold nothing); an absent member does not answer, overScanLimit
+// stands for a scan that stopped at its bound.
 type backlogsFake map[string]uint64
 
-func (b backlogsFake) DispatchBacklog(_ context.Context, node string) (uint64, error) {
+const overScanLimit = ^uint64(0)
+
+func (b backlogsFake) TopicBacklog(_ context.Context, node, topic string) (ports.TopicBacklog, error) {
 	n, ok := b[node]
-	if !ok {
-		return 0, context.DeadlineExceeded
+	switch {
+	case !ok:
+		return ports.TopicBacklog{}, context.DeadlineExceeded
+	case topic != "orders":
+		return ports.TopicBacklog{Complete: true}, nil
+	case n == overScanLimit:
+		return ports.TopicBacklog{Records: 1_000_000}, nil
 	}
-	return n, nil
+	return ports.TopicBacklog{Records: n, Complete: true}, nil
 }
 
 // unshippedFixture has parent "orders" of one partition owned by n1 with
@@ -62,6 +71,7 @@ func TestBeforeRemovalRefusesUnshippedRecords(t *testing.T) {
 		{"lag unknown", -1, backlogsFake{"n1": 0}, false},
 		{"backlog", 0, backlogsFake{"n1": 3}, false},
 		{"member silent", 0, backlogsFake{}, false},
+		{"backlog over the scan limit", 0, backlogsFake{"n1": overScanLimit}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
