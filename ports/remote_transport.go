@@ -12,6 +12,8 @@ import (
 // send path does no cryptography), the CA bundle ("" = system roots) and
 // the limits.
 type RemoteEndpoint struct {
+	// Name is the remote's name: it labels what the transport counts.
+	Name          string
 	URL           string
 	Authorization string
 	CAPEM         string

@@ -93,7 +93,7 @@ func (t *Transport) NewClient(ep ports.RemoteEndpoint) (ports.RemoteClient, erro
 		return nil, err
 	}
 	limits := newClientLimits(ep.Limits)
-	d := newDialer(t)
+	d := newDialer(t, ep.Name)
 	return &client{
 		url:           u.String(),
 		host:          parsed.Host,

@@ -196,8 +196,14 @@ func TestDoRefusedAtDial(t *testing.T) {
 	if n := ts.conns.Load(); n != 0 {
 		t.Fatalf("the server accepted %d connections", n)
 	}
-	if got := seen.list(); len(got) != len(cases) {
+	got := seen.list()
+	if len(got) != len(cases) {
 		t.Fatalf("metrics saw %v, want one reason per refused dial", got)
+	}
+	for _, r := range got {
+		if !strings.HasPrefix(r, "dr/") {
+			t.Fatalf("a refusal not labelled with the remote: %v", got)
+		}
 	}
 }
 

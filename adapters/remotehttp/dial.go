@@ -16,12 +16,13 @@ import (
 // address actually being connected to (internals.md §7.7): whatever a
 // resolver answers, no socket connects to a refused address.
 type dialer struct {
-	t   *Transport
-	net net.Dialer
+	t      *Transport
+	remote string // the remote's name, for the refusal count
+	net    net.Dialer
 }
 
-func newDialer(t *Transport) *dialer {
-	d := &dialer{t: t}
+func newDialer(t *Transport, remote string) *dialer {
+	d := &dialer{t: t, remote: remote}
 	d.net.Control = d.control
 	return d
 }
@@ -91,7 +92,7 @@ func (d *dialer) control(_, address string, _ syscall.RawConn) error {
 func (d *dialer) refused(err error) error {
 	var r *RefusedError
 	if errors.As(err, &r) {
-		d.t.metrics(r.Reason)
+		d.t.metrics(d.remote, r.Reason)
 	}
 	return err
 }

@@ -25,5 +25,5 @@ func ProxyConfigured(c ports.RemoteClient) bool {
 // skipping the checks DialContext makes before it: only the Control hook
 // stands between the caller and the socket.
 func DialWithoutPrecheck(ctx context.Context, t *Transport, address string) (net.Conn, error) {
-	return newDialer(t).net.DialContext(ctx, "tcp", address)
+	return newDialer(t, "lab").net.DialContext(ctx, "tcp", address)
 }

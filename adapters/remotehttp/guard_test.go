@@ -241,8 +241,8 @@ func TestDialControlHookRefuses(t *testing.T) {
 	if conn != nil {
 		t.Fatal("a connection came back with the refusal")
 	}
-	if got := seen.list(); len(got) != 1 || got[0] != remotehttp.ReasonLoopback {
-		t.Fatalf("metrics saw %v, want [loopback]", got)
+	if got := seen.list(); len(got) != 1 || got[0] != "lab/"+remotehttp.ReasonLoopback {
+		t.Fatalf("metrics saw %v, want [lab/loopback]", got)
 	}
 	wrongPort := newTransport(t, remotehttp.Options{AllowAddresses: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	if _, err := remotehttp.DialWithoutPrecheck(context.Background(), wrongPort, ln.Addr().String()); refusalReason(t, err) != remotehttp.ReasonPort {

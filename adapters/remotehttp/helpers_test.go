@@ -113,6 +113,7 @@ func (ts *testServer) loopbackOptions() remotehttp.Options {
 // endpoint is the test server as a remote, trusted through its own CA.
 func (ts *testServer) endpoint(path string) ports.RemoteEndpoint {
 	return ports.RemoteEndpoint{
+		Name:          "dr",
 		URL:           "https://127.0.0.1:" + strconv.Itoa(ts.port) + path,
 		Authorization: "Basic c2VuZGVyOnNlY3JldA==",
 		CAPEM:         ts.caPEM,
@@ -205,10 +206,11 @@ type reasons struct {
 	got []string
 }
 
-func (r *reasons) add(reason string) {
+// add records one refusal as "remote/reason".
+func (r *reasons) add(remote, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, reason)
+	r.got = append(r.got, remote+"/"+reason)
 }
 
 func (r *reasons) list() []string {

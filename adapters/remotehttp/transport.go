@@ -37,9 +37,9 @@ type Options struct {
 	// Resolver resolves remote hosts at CheckURL and at every dial;
 	// nil means net.DefaultResolver.
 	Resolver Resolver
-	// Metrics, when set, is called with the reason of every dial the
-	// guard refuses (narad_remote_destination_refused_total).
-	Metrics func(reason string)
+	// Metrics, when set, is called with the remote's name and the reason
+	// of every dial the guard refuses (narad_remote_destination_refused_total).
+	Metrics func(remote, reason string)
 }
 
 // Transport is the outbound transport to remotes (internals.md §7.7). It is
@@ -49,7 +49,7 @@ type Transport struct {
 	hosts    allowlist
 	guard    guard
 	resolver Resolver
-	metrics  func(reason string)
+	metrics  func(remote, reason string)
 }
 
 // New validates o and builds the transport.
@@ -63,7 +63,7 @@ func New(o Options) (*Transport, error) {
 		t.resolver = net.DefaultResolver
 	}
 	if t.metrics == nil {
-		t.metrics = func(string) {}
+		t.metrics = func(string, string) {}
 	}
 	if len(o.AllowedPorts) == 0 {
 		t.ports[defaultPortNumber] = true

@@ -72,7 +72,7 @@ func (m *Metrics) Remotes(sample func() RemoteSample) *RemoteMetrics {
 		skipped:  counter("narad_fanout_remote_skipped_records_total", "Records an admin let a remote child drop.", "parent", "child"),
 		checks:   counter("narad_fanout_remote_check_failures_total", "Target checks of a remote child that errored.", "parent", "child"),
 		decrypts: counter("narad_remote_credential_decrypts_total", "Remote passwords opened (once per credential version).", "remote"),
-		refused:  counter("narad_remote_destination_refused_total", "Dials the address guard refused, by reason.", "reason"),
+		refused:  counter("narad_remote_destination_refused_total", "Dials the address guard refused, by remote and reason.", "remote", "reason"),
 		body:     counter("narad_remote_body_bytes_total", "Request body bytes sent to a remote before compression.", "remote"),
 		wire:     counter("narad_remote_wire_bytes_total", "Request body bytes sent to a remote as sent (after compression).", "remote"),
 		rereads: prometheus.NewCounter(prometheus.CounterOpts{Name: "narad_fanout_remote_rereads_total",
@@ -125,8 +125,10 @@ func (r *RemoteMetrics) ResealOpened() { r.resealOpens.Inc() }
 // Decrypted counts one opened password of remote.
 func (r *RemoteMetrics) Decrypted(remote string) { r.decrypts.WithLabelValues(remote).Inc() }
 
-// DestinationRefused counts one dial the guard refused.
-func (r *RemoteMetrics) DestinationRefused(reason string) { r.refused.WithLabelValues(reason).Inc() }
+// DestinationRefused counts one dial to remote the guard refused.
+func (r *RemoteMetrics) DestinationRefused(remote, reason string) {
+	r.refused.WithLabelValues(remote, reason).Inc()
+}
 
 type remoteCollector struct {
 	sample                                                         func() RemoteSample

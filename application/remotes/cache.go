@@ -108,7 +108,7 @@ func (c *Cache) rebuildClient(e *entry, r meta.Remote) {
 		e.client.Close()
 	}
 	e.remote, e.client, e.state = r, nil, StateUnreadable
-	client, err := c.d.Transport.NewClient(ports.RemoteEndpoint{URL: r.URL, Authorization: e.auth, CAPEM: r.CAPEM, Limits: r.Limits})
+	client, err := c.d.Transport.NewClient(ports.RemoteEndpoint{Name: r.Name, URL: r.URL, Authorization: e.auth, CAPEM: r.CAPEM, Limits: r.Limits})
 	if err != nil {
 		return
 	}
