@@ -109,6 +109,10 @@ func execute(e *env, args []string) int {
 	if h := hintFor(cmd, err); h != "" {
 		fmt.Fprintf(e.stderr, "hint: %s\n", h)
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	var ue usageError
 	if errors.As(err, &ue) || !g.started {
 		fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())

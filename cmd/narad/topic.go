@@ -84,7 +84,8 @@ func readSchema(e *env, arg string) (json.RawMessage, error) {
 func newTopicCmd(e *env, g *globals) *cobra.Command {
 	c := groupCmd("topic", "Create, list, inspect, change, link and delete topics", "topics")
 	c.AddCommand(newTopicAddCmd(e, g), newTopicLsCmd(e, g), newTopicInfoCmd(e, g), newTopicEditCmd(e, g), newTopicSchemaCmd(e, g), newTopicRmCmd(e, g),
-		newTopicAttachCmd(e, g), newTopicDetachCmd(e, g), newTopicPauseCmd(e, g), newTopicResumeCmd(e, g), newTopicSkipCmd(e, g))
+		newTopicAttachCmd(e, g), newTopicDetachCmd(e, g), newTopicPauseCmd(e, g), newTopicResumeCmd(e, g), newTopicSkipCmd(e, g),
+		newTopicChildrenCmd(e, g), newTopicWaitCmd(e, g))
 	return c
 }
 

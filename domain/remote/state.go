@@ -86,6 +86,12 @@ func Worst(states ...State) State {
 	return worst
 }
 
+// NeedsFix reports whether a link in s stays put until someone acts (a
+// fix on either side, a skip, a resume): every state worse than
+// unavailable. Unavailable, throttled and unknown pass by themselves;
+// paused is an admin's choice.
+func (s State) NeedsFix() bool { return s.Valid() && s < Unavailable }
+
 // ParseState is the state named s.
 func ParseState(s string) (State, bool) {
 	for st := RemoteMissing; st < stateEnd; st++ {

@@ -177,3 +177,16 @@ func TestHTTPStatus(t *testing.T) {
 		}
 	}
 }
+
+// The states needing a fix are exactly those worse than unavailable.
+func TestNeedsFix(t *testing.T) {
+	for _, s := range AllStates() {
+		want := s != Unavailable && s != Throttled && s != Unknown && s != Paused && s != Running
+		if s.NeedsFix() != want {
+			t.Errorf("%s: NeedsFix %v", s, s.NeedsFix())
+		}
+	}
+	if State(0).NeedsFix() {
+		t.Error("the zero state needs a fix")
+	}
+}
