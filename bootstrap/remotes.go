@@ -41,7 +41,7 @@ var remotesModule = fx.Module("remotes",
 		newLocalLinks,
 		newBacklogScanner,
 	),
-	fx.Invoke(sampleRemotes, guardRemotePosture),
+	fx.Invoke(sampleRemotes, guardRemotePosture, followRemoteCache),
 )
 
 // cursors samples this node's remote child cursors, parent by parent.
@@ -112,7 +112,7 @@ func (r *remoteSampler) sample() telemetry.RemoteSample {
 	for _, st := range r.shipper.Remotes() {
 		send[st.Remote] = st
 	}
-	current := r.currentKey()
+	current, previous := r.keyVersions()
 	now := r.clock.Now()
 	var firstSealMs int64
 	for _, rem := range all {
@@ -128,18 +128,34 @@ func (r *remoteSampler) sample() telemetry.RemoteSample {
 	if firstSealMs > 0 {
 		out.KeyAgeSeconds = now.Sub(time.UnixMilli(firstSealMs)).Seconds()
 	}
+	out.CurrentKeySeals, out.HasCurrentKey = r.keySeals(current)
+	out.PreviousKeySeals, out.HasPreviousKey = r.keySeals(previous)
 	return out
 }
 
-// currentKey is the current key's version, "" before the first remote or
-// without a usable secret.
-func (r *remoteSampler) currentKey() string {
+// keyVersions are the current and the previous key's versions, "" before
+// the first remote, without a usable secret or, for the previous one,
+// without NARAD_CLUSTER_SECRET_PREVIOUS.
+func (r *remoteSampler) keyVersions() (current, previous string) {
 	salt, found, err := r.store.RemoteSalt()
 	if err != nil || !found || r.keys == nil {
-		return ""
+		return "", ""
 	}
-	v, _ := r.keys.KeyVersion(salt)
-	return v
+	current, _ = r.keys.KeyVersion(salt)
+	if v, ok, err := r.keys.PreviousKeyVersion(salt); err == nil && ok {
+		previous = v
+	}
+	return current, previous
+}
+
+// keySeals is how many passwords key version v has sealed; false when the
+// node derives no such key (v "") or the count does not read.
+func (r *remoteSampler) keySeals(v string) (int64, bool) {
+	if v == "" {
+		return 0, false
+	}
+	n, err := r.store.RemoteKeySeals(v)
+	return n, err == nil
 }
 
 func newRemoteKeyring(cfg config.Config) ports.RemoteKeyring {
@@ -200,9 +216,9 @@ func newShipper(cfg config.Config, s ports.MetadataStore, cache *remotes.Cache, 
 }
 
 // localLinks reports this node's remote child cursors: the shipper's link
-// states with the fan-out engine's lag and, for a cursor behind, the commit
-// time of the oldest record the remote has not accepted (the owner side of
-// op 36).
+// states with the fan-out engine's position and lag, the parent
+// partition's high watermark and, for a cursor behind, the commit time of
+// the oldest record the remote has not accepted (the owner side of op 36).
 type localLinks struct {
 	shipper *shipping.Shipper
 	engine  *fanout.Engine
@@ -215,45 +231,16 @@ func newLocalLinks(sh *shipping.Shipper, e *fanout.Engine, s ports.MetadataStore
 }
 
 func (l *localLinks) RemoteLinks(parent string) []ports.RemoteCursorReport {
-	type cursor struct {
-		partition int32
-		child     string
-	}
-	at := map[cursor]fanout.CursorStatus{}
-	for _, c := range l.engine.Cursors() {
-		if c.Parent == parent {
-			at[cursor{c.Partition, c.Child}] = c
-		}
-	}
 	out := l.shipper.RemoteLinks(parent)
-	for i, r := range out {
-		if c, ok := at[cursor{r.Partition, r.Child}]; ok {
-			out[i].Lag = c.Lag
-			out[i].OldestUnsentMs = l.oldestUnsent(parent, c)
-		}
-	}
-	return out
-}
-
-// oldestUnsentReadMaxBytes bounds the read of the oldest unsent record.
-const oldestUnsentReadMaxBytes = 1 << 20
-
-// oldestUnsent is the commit time of the record at c's position, 0 when
-// the cursor is at the tail or the record cannot be read.
-func (l *localLinks) oldestUnsent(parent string, c fanout.CursorStatus) int64 {
-	if c.Lag <= 0 || c.NextOffset < 0 {
-		return 0
+	if len(out) == 0 {
+		return out
 	}
 	t, found, err := l.store.Topic(parent)
+	logs := l.logs
 	if err != nil || !found {
-		return 0
+		logs = nil // no incarnation to read the parent's logs of
 	}
-	ref := domain.PartitionRef{Topic: parent, TopicID: domain.TopicID(t.ID), Partition: c.Partition}
-	recs, err := l.logs.Read(context.Background(), ref, c.NextOffset, 1, oldestUnsentReadMaxBytes)
-	if err != nil || len(recs) == 0 {
-		return 0
-	}
-	return recs[0].CommittedAtMs
+	return withPositions(out, l.engine.Cursors(), domain.PartitionRef{Topic: parent, TopicID: domain.TopicID(t.ID)}, logs)
 }
 
 // linkAsker reads remote child cursors: this node's own, node RPC op 36
@@ -356,4 +343,10 @@ type remoteMember struct {
 	*localLinks
 	*remotes.Service
 	*produce.BacklogScanner
+}
+
+// followRemoteCache drops the credential cache entries of deleted remotes
+// as the metadata applies the deletes (internals.md §7.6).
+func followRemoteCache(lc fx.Lifecycle, c *remotes.Cache, s ports.MetadataStore) {
+	runWorker(lc, func(ctx context.Context) { c.Follow(ctx, s) })
 }

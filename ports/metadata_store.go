@@ -66,6 +66,9 @@ type MetadataAccess interface {
 	// RemoteSalt is the cluster's salt for remote credentials, found=false
 	// before the first remote.
 	RemoteSalt() (salt []byte, found bool, err error)
+	// RemoteKeySeals is how many passwords key version keyVersion has
+	// sealed (the seal cap's count, internals.md §7.6), 0 when none.
+	RemoteKeySeals(keyVersion string) (int64, error)
 }
 
 // MetadataHistory reads the bounded journal of applied entries (the newest

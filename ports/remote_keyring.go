@@ -26,6 +26,10 @@ type RemoteKeyring interface {
 	// KeyVersion is the 16-hex key version of the current secret under
 	// salt. Errors: domain.ErrRemoteSecret.
 	KeyVersion(salt []byte) (string, error)
+	// PreviousKeyVersion is the 16-hex key version of the previous secret
+	// (NARAD_CLUSTER_SECRET_PREVIOUS) under salt; ok=false when no previous
+	// secret is set or it fails the strength rule (it opens nothing then).
+	PreviousKeyVersion(salt []byte) (version string, ok bool, err error)
 	// Seal seals password (24-72 bytes) for b under the current key with a
 	// fresh nonce and returns the envelope with its key version and
 	// fingerprint. Errors: domain.ErrRemoteSecret.

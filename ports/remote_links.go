@@ -18,6 +18,14 @@ type RemoteCursorReport struct {
 	// OldestUnsentMs is the commit time (Unix ms) of the oldest parent
 	// record the remote has not accepted; 0 when none or unknown.
 	OldestUnsentMs int64
+	// NextOffset is the next parent offset the cursor ships, as it last
+	// persisted it (everything below reached the remote, was skipped by
+	// an admin or aged out of the parent); HighWatermark is the parent
+	// partition's high watermark on the owner. -1 when unknown (a cursor
+	// that has not found its start, a log that cannot be peeked, or an
+	// owner of an earlier build that does not report them).
+	NextOffset    int64
+	HighWatermark int64
 }
 
 // RemoteLinks reports the remote child cursors of one parent that run on
@@ -60,7 +68,9 @@ type RemoteCheckReport struct {
 }
 
 // RemoteCredentialReport is one node's credential cache state of one
-// remote (internals.md §7.6).
+// remote (internals.md §7.6). A node reports the remotes of its metadata
+// and any entry its cache still holds for a remote deleted since: the
+// remotes listing names such a remote under lingering (api.md §2.18).
 type RemoteCredentialReport struct {
 	Remote            string
 	State             string

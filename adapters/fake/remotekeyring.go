@@ -61,6 +61,15 @@ func (k *RemoteKeyring) KeyVersion(salt []byte) (string, error) {
 	return fakeKeyVersion(k.current, salt), nil
 }
 
+func (k *RemoteKeyring) PreviousKeyVersion(salt []byte) (string, bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.previous == "" {
+		return "", false, nil
+	}
+	return fakeKeyVersion(k.previous, salt), true, nil
+}
+
 func fakeKeyVersion(secret string, salt []byte) string {
 	sum := sha256.Sum256(append([]byte(secret+"|"), salt...))
 	return hex.EncodeToString(sum[:8])

@@ -92,6 +92,7 @@ func (h *topicHandlers) attachRemote(c *gin.Context, b attachBody) {
 	}
 	if out.DryRun {
 		body := map[string]any{"dry_run": true, "attach_offsets": out.Offsets, "checks": reportViews(out.Checks), "warnings": out.Warnings}
+		withCapabilities(body, out.Capabilities)
 		respondJSON(c, http.StatusOK, body)
 		return
 	}
@@ -99,6 +100,21 @@ func (h *topicHandlers) attachRemote(c *gin.Context, b attachBody) {
 		topicJSON
 		Warnings []string `json:"warnings,omitempty"`
 	}{stubView(out.Stub), out.Warnings})
+}
+
+// capabilitiesJSON is what a dry run tells of the target (api.md
+// §2.10.2 `capabilities`).
+type capabilitiesJSON struct {
+	MaxMessages int  `json:"max_messages"`
+	Zstd        bool `json:"zstd"`
+}
+
+// withCapabilities adds a dry run's capabilities to its body; nothing when
+// c is nil (no allowlist, or this node could not probe the target).
+func withCapabilities(body map[string]any, c *remotes.Capabilities) {
+	if c != nil {
+		body["capabilities"] = capabilitiesJSON{MaxMessages: c.MaxMessages, Zstd: c.Zstd}
+	}
 }
 
 func deref(s *string) string {
@@ -238,9 +254,15 @@ type blockedJSON struct {
 	State     string `json:"state"`
 }
 
+// partitionLinkJSON is one parent partition's row of a remote child
+// (api.md §2.11, partitions=true); an offset nobody could tell is null.
 type partitionLinkJSON struct {
 	Partition     int32        `json:"partition"`
 	Node          string       `json:"node"`
+	StartOffset   *int64       `json:"start_offset"`
+	NextOffset    *int64       `json:"next_offset"`
+	HighWatermark *int64       `json:"high_watermark"`
+	AckFrontier   *int64       `json:"ack_frontier"`
 	State         string       `json:"state"`
 	LastSuccessAt *string      `json:"last_success_at"`
 	BlockedAt     *blockedJSON `json:"blocked_at"`
@@ -280,7 +302,9 @@ func remoteChildView(l remoteLink, partitions bool) *remoteChildJSON {
 	if partitions {
 		out.Partitions = make([]partitionLinkJSON, 0, len(l.link.Partitions))
 		for _, p := range l.link.Partitions {
-			row := partitionLinkJSON{Partition: p.Partition, Node: p.Node, State: p.State, LastSuccessAt: msTime(p.LastOKMs)}
+			row := partitionLinkJSON{Partition: p.Partition, Node: p.Node, StartOffset: knownOffset(p.StartOffset),
+				NextOffset: knownOffset(p.NextOffset), HighWatermark: knownOffset(p.HighWatermark), AckFrontier: knownOffset(p.AckFrontier),
+				State: p.State, LastSuccessAt: msTime(p.LastOKMs)}
 			if p.BlockedAt >= 0 {
 				row.BlockedAt = &blockedJSON{Partition: p.Partition, Offset: p.BlockedAt, State: p.State}
 			}
@@ -288,6 +312,14 @@ func remoteChildView(l remoteLink, partitions bool) *remoteChildJSON {
 		}
 	}
 	return out
+}
+
+// knownOffset is an offset for JSON, nil (null) when unknown (negative).
+func knownOffset(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
 }
 
 // msTime is an RFC 3339 time of Unix ms, nil for 0 (shown as null).

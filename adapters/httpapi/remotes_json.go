@@ -147,7 +147,11 @@ func listingView(l remotes.Listing) map[string]any {
 	if notAnswering == nil {
 		notAnswering = []string{}
 	}
-	out := map[string]any{"allowlist": "none", "lingering": []string{}, "not_answering": notAnswering}
+	lingering := make([]string, 0, len(l.Lingering)) // deleted remotes a member still holds, by name
+	for _, g := range l.Lingering {
+		lingering = append(lingering, g.Name)
+	}
+	out := map[string]any{"allowlist": "none", "lingering": lingering, "not_answering": notAnswering}
 	if l.AllowlistSet {
 		out["allowlist"] = "set"
 	}

@@ -38,7 +38,11 @@ type RemoteLink struct {
 }
 
 // LinkPartition is one parent partition's row of a remote child
-// (partitions=true).
+// (partitions=true). StartOffset is the link's start on the partition,
+// NextOffset the next parent offset it ships, HighWatermark the parent
+// partition's and AckFrontier the first offset the parent's consumers have
+// not acked; each nil when the server could not tell (or is of a build
+// that does not report it).
 type LinkPartition struct {
 	Partition     int        `json:"partition"`
 	Node          string     `json:"node"`
@@ -52,7 +56,9 @@ type LinkPartition struct {
 }
 
 // IsRemote reports whether the child is a remote child.
-func (c Child) IsRemote() bool { return c.RemoteLink != nil && len(c.Remote) > 0 && string(c.Remote) != "null" }
+func (c Child) IsRemote() bool {
+	return c.RemoteLink != nil && len(c.Remote) > 0 && string(c.Remote) != "null"
+}
 
 // ListChildren reads parent's children; partitions adds a remote child's
 // per-partition rows.

@@ -121,6 +121,11 @@ func (s *Store) Remotes() ([]meta.Remote, error) { return readMany(s, meta.Remot
 // RemoteSalt reads the cluster's salt for remote credentials.
 func (s *Store) RemoteSalt() ([]byte, bool, error) { return readOne(s, meta.RemoteSalt) }
 
+// RemoteKeySeals reads how many passwords a key version has sealed.
+func (s *Store) RemoteKeySeals(keyVersion string) (int64, error) {
+	return readMany(s, func(r meta.KVReader) (int64, error) { return meta.RemoteKeySeals(r, keyVersion) })
+}
+
 // History reads the journal, newest first.
 func (s *Store) History(before uint64, limit int) ([]meta.JournalEntry, error) {
 	return readMany(s, func(r meta.KVReader) ([]meta.JournalEntry, error) { return meta.Journal(r, before, limit) })

@@ -42,16 +42,20 @@ const (
 	remoteCredentialsMax = 1024
 )
 
-// remoteCursorBody is one cursor of a links reply.
+// remoteCursorBody is one cursor of a links reply. NextOffset and
+// HighWatermark came later: an owner of an earlier build leaves them out,
+// which decodes as -1 (unknown).
 type remoteCursorBody struct {
-	Partition   int32  `json:"partition"`
-	Child       string `json:"child"`
-	State       string `json:"state"`
-	BlockedAt   int64  `json:"blocked_at"`
-	LastOKMs    int64  `json:"last_ok_ms"`
-	LastCheckMs int64  `json:"last_check_ms"`
-	Lag         int64  `json:"lag"`
-	OldestMs    int64  `json:"oldest_unsent_ms"`
+	Partition     int32  `json:"partition"`
+	Child         string `json:"child"`
+	State         string `json:"state"`
+	BlockedAt     int64  `json:"blocked_at"`
+	LastOKMs      int64  `json:"last_ok_ms"`
+	LastCheckMs   int64  `json:"last_check_ms"`
+	Lag           int64  `json:"lag"`
+	OldestMs      int64  `json:"oldest_unsent_ms"`
+	NextOffset    *int64 `json:"next_offset,omitempty"`
+	HighWatermark *int64 `json:"high_watermark,omitempty"`
 }
 
 type remoteLinksReply struct {
@@ -156,13 +160,22 @@ func decodeRemoteLinks(body []byte) ([]ports.RemoteCursorReport, error) {
 	}
 	out := make([]ports.RemoteCursorReport, len(r.Cursors))
 	for i, c := range r.Cursors {
-		if c.Partition < 0 || c.Child == "" || c.State == "" || c.BlockedAt < -1 || c.Lag < -1 {
+		next, hwm := offsetOrUnknown(c.NextOffset), offsetOrUnknown(c.HighWatermark)
+		if c.Partition < 0 || c.Child == "" || c.State == "" || c.BlockedAt < -1 || c.Lag < -1 || next < -1 || hwm < -1 {
 			return nil, fmt.Errorf("remote cursor %+v out of range: %w", c, ErrBadPayload)
 		}
 		out[i] = ports.RemoteCursorReport{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag, OldestUnsentMs: c.OldestMs}
+			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag, OldestUnsentMs: c.OldestMs, NextOffset: next, HighWatermark: hwm}
 	}
 	return out, nil
+}
+
+// offsetOrUnknown is an optional offset of a links reply, -1 when absent.
+func offsetOrUnknown(v *int64) int64 {
+	if v == nil {
+		return -1
+	}
+	return *v
 }
 
 func decodeRemoteCheckRequest(p []byte) (remoteCheckRequest, error) {
@@ -229,7 +242,8 @@ func linksReply(reports []ports.RemoteCursorReport) remoteLinksReply {
 	body := remoteLinksReply{Cursors: make([]remoteCursorBody, len(reports))}
 	for i, c := range reports {
 		body.Cursors[i] = remoteCursorBody{Partition: c.Partition, Child: c.Child, State: c.State, BlockedAt: c.BlockedAt,
-			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag, OldestMs: c.OldestUnsentMs}
+			LastOKMs: c.LastOKMs, LastCheckMs: c.LastCheckMs, Lag: c.Lag, OldestMs: c.OldestUnsentMs,
+			NextOffset: &c.NextOffset, HighWatermark: &c.HighWatermark}
 	}
 	return body
 }

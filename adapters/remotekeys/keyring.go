@@ -55,6 +55,23 @@ func (k *Keyring) KeyVersion(salt []byte) (string, error) {
 	return ks.version, nil
 }
 
+// PreviousKeyVersion is the 16-hex key version of the previous secret under
+// salt; ok=false when no previous secret is set or it fails the strength
+// rule. A plain error for a short salt.
+func (k *Keyring) PreviousKeyVersion(salt []byte) (string, bool, error) {
+	if k.previous == nil || k.previous.unsafe != nil {
+		return "", false, nil
+	}
+	if err := checkSalt(salt); err != nil {
+		return "", false, fmt.Errorf("remotekeys: previous key version: %w", err)
+	}
+	ks, err := k.previous.keys(salt)
+	if err != nil {
+		return "", false, fmt.Errorf("remotekeys: previous key version: %w", err)
+	}
+	return ks.version, true, nil
+}
+
 // Seal seals password (24-72 bytes) for b under the current key with a
 // fresh nonce. Errors: domain.ErrRemoteSecret; a plain error for a short
 // salt or a password of another length.

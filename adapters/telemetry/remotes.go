@@ -26,6 +26,13 @@ type RemoteSample struct {
 	// KeyAgeSeconds is how long the current key has sealed passwords; 0
 	// before the first seal.
 	KeyAgeSeconds float64
+	// CurrentKeySeals and PreviousKeySeals count the passwords sealed
+	// under the current and the previous key (the seal cap, internals.md
+	// §7.6). HasCurrentKey and HasPreviousKey are false, and the series
+	// absent, when the node derives no such key: no salt yet, no usable
+	// secret, no NARAD_CLUSTER_SECRET_PREVIOUS.
+	CurrentKeySeals, PreviousKeySeals int64
+	HasCurrentKey, HasPreviousKey     bool
 }
 
 // RemoteStateSample is what this node knows of one remote at scrape time.
@@ -133,7 +140,7 @@ func (r *RemoteMetrics) DestinationRefused(remote, reason string) {
 type remoteCollector struct {
 	sample                                                         func() RemoteSample
 	state, lastOK, held, cred, allowlist, plainRaft, lag, headroom *prometheus.Desc
-	rtt, backoff, chunk, credAge, keyCurrent, keyAge               *prometheus.Desc
+	rtt, backoff, chunk, credAge, keyCurrent, keyAge, keySeals     *prometheus.Desc
 }
 
 func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
@@ -159,12 +166,14 @@ func newRemoteCollector(sample func() RemoteSample) *remoteCollector {
 		keyCurrent: prometheus.NewDesc("narad_remote_credential_key_current", "1 when a remote's password is sealed under the current key.",
 			[]string{"remote"}, nil),
 		keyAge: prometheus.NewDesc("narad_remote_key_age_seconds", "How long a key has sealed remote passwords.", []string{"key"}, nil),
+		keySeals: prometheus.NewDesc("narad_remote_key_seals", "Remote passwords sealed under a key, counted against its seal cap.",
+			[]string{"key"}, nil),
 	}
 }
 
 func (c *remoteCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.state, c.lastOK, c.held, c.cred, c.allowlist, c.plainRaft, c.lag, c.headroom,
-		c.rtt, c.backoff, c.chunk, c.credAge, c.keyCurrent, c.keyAge} {
+		c.rtt, c.backoff, c.chunk, c.credAge, c.keyCurrent, c.keyAge, c.keySeals} {
 		ch <- d
 	}
 }
@@ -203,6 +212,12 @@ func (c *remoteCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.KeyAgeSeconds > 0 {
 		ch <- prometheus.MustNewConstMetric(c.keyAge, prometheus.GaugeValue, s.KeyAgeSeconds, "current")
+	}
+	if s.HasCurrentKey {
+		ch <- prometheus.MustNewConstMetric(c.keySeals, prometheus.GaugeValue, float64(s.CurrentKeySeals), "current")
+	}
+	if s.HasPreviousKey {
+		ch <- prometheus.MustNewConstMetric(c.keySeals, prometheus.GaugeValue, float64(s.PreviousKeySeals), "previous")
 	}
 	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.HeldBytes))
 	ch <- prometheus.MustNewConstMetric(c.allowlist, prometheus.GaugeValue, boolGauge(s.Allowlist))

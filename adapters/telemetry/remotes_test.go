@@ -113,3 +113,34 @@ narad_remote_seals_total 1
 		}
 	}
 }
+
+// ensure that the seal count of each key is labelled current or previous,
+// never with a key version, and that a key the node does not derive has no
+// series.
+func TestRemoteKeySealsSeries(t *testing.T) {
+	m := NewMetrics()
+	sample := RemoteSample{HasCurrentKey: true, CurrentKeySeals: 3, HasPreviousKey: true, PreviousKeySeals: 7}
+	m.Remotes(func() RemoteSample { return sample })
+	want := `
+# HELP narad_remote_key_seals Remote passwords sealed under a key, counted against its seal cap.
+# TYPE narad_remote_key_seals gauge
+narad_remote_key_seals{key="current"} 3
+narad_remote_key_seals{key="previous"} 7
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_remote_key_seals"); err != nil {
+		t.Fatal(err)
+	}
+	sample = RemoteSample{HasCurrentKey: true}
+	want = `
+# HELP narad_remote_key_seals Remote passwords sealed under a key, counted against its seal cap.
+# TYPE narad_remote_key_seals gauge
+narad_remote_key_seals{key="current"} 0
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_remote_key_seals"); err != nil {
+		t.Fatal(err)
+	}
+	sample = RemoteSample{}
+	if n, err := testutil.GatherAndCount(m.Registry, "narad_remote_key_seals"); err != nil || n != 0 {
+		t.Fatalf("%d series (%v) without a key, want none", n, err)
+	}
+}

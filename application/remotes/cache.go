@@ -2,6 +2,8 @@ package remotes
 
 import (
 	"encoding/base64"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/narad/narad/domain/meta"
@@ -140,6 +142,27 @@ func (c *Cache) Sync(all []meta.Remote) {
 			delete(c.entries, name)
 		}
 	}
+}
+
+// Held reports the entries this cache still holds for remotes that are
+// not in all (deleted, or recreated under another id): what makes a
+// deleted remote lingering on this node (api.md §2.18), sorted by name.
+func (c *Cache) Held(all []meta.Remote) []ports.RemoteCredentialReport {
+	ids := make(map[string]string, len(all))
+	for _, r := range all {
+		ids[r.Name] = r.ID
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []ports.RemoteCredentialReport
+	for name, e := range c.entries {
+		if id, ok := ids[name]; !ok || id != e.remote.ID {
+			out = append(out, ports.RemoteCredentialReport{Remote: name, State: e.state, CredentialVersion: e.remote.CredentialVersion,
+				KeyVersion: e.remote.KeyVersion, Fingerprint: e.remote.Fingerprint})
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.RemoteCredentialReport) int { return strings.Compare(a.Remote, b.Remote) })
+	return out
 }
 
 // State is this node's credential state for r, as the remotes listing

@@ -32,7 +32,9 @@ type AttachResult struct {
 	Checks      []Report
 	Warnings    []string
 	Capable1000 bool
-	Stub        meta.Topic
+	// Capabilities is what a dry run learned of the target; nil otherwise.
+	Capabilities *Capabilities
+	Stub         meta.Topic
 }
 
 // CheckError is a refusal by the target checks: the failing class (a link
@@ -85,6 +87,7 @@ func (s *Service) attachChild(ctx context.Context, p access.Principal, req Attac
 	}
 	rep := reports[0]
 	out := AttachResult{DryRun: req.DryRun, Checks: reports, Warnings: []string{}, Capable1000: rep.Capable1000}
+	out.Capabilities = s.dryRunCapabilities(ctx, req, r, reports)
 	if parent.RetentionMs != 0 && parent.RetentionMs < retentionWarnMs {
 		out.Warnings = append(out.Warnings, "parent retention is below 72 hours")
 	}

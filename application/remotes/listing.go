@@ -28,6 +28,17 @@ type PartitionLink struct {
 	// OldestUnsentMs is the commit time of the oldest record the remote
 	// lacks; 0 when none or unknown.
 	OldestUnsentMs int64
+	// The partition's positions, each -1 when unknown. StartOffset is the
+	// link's start (its attach offset, from the stub; 0 on a partition
+	// added after the attach); NextOffset the next parent offset the
+	// cursor ships and HighWatermark the parent partition's, as the owner
+	// reports them; AckFrontier the first offset the parent's consumers
+	// have not acked (what `from: unconsumed` starts at), read from the
+	// owners with source_drained.
+	StartOffset   int64
+	NextOffset    int64
+	HighWatermark int64
+	AckFrontier   int64
 }
 
 // LinkState is a remote child's link as the children listing shows it
@@ -78,9 +89,25 @@ func (s *Service) LinkStates(ctx context.Context, parent meta.Topic) (map[string
 			ls.HeadroomSeconds = &h
 		}
 		ls.SourceDrained = drained(stub.AttachOffsets, unconsumed)
+		for i := range ls.Partitions {
+			pl := &ls.Partitions[i]
+			pl.StartOffset, pl.AckFrontier = offsetAt(stub.AttachOffsets, pl.Partition), offsetAt(unconsumed, pl.Partition)
+			if unconsumed == nil {
+				pl.AckFrontier = -1
+			}
+		}
 		out[stub.Name] = ls
 	}
 	return out, nil
+}
+
+// offsetAt is offsets' entry for partition p: 0 past its end (a partition
+// the parent gained after the attach starts at 0, api.md §2.10.1).
+func offsetAt(offsets []int64, p int32) int64 {
+	if int(p) < len(offsets) {
+		return offsets[p]
+	}
+	return 0
 }
 
 // drained reports whether the consumers' frontier (unconsumed, one per
@@ -144,7 +171,8 @@ func (s *Service) askOwners(ctx context.Context, parent string, owners map[int32
 			for _, r := range got {
 				if owners[r.Partition] == node {
 					out[cursorKey{r.Child, r.Partition}] = PartitionLink{Partition: r.Partition, Node: node, State: r.State,
-						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs, Lag: r.Lag, OldestUnsentMs: r.OldestUnsentMs}
+						BlockedAt: r.BlockedAt, LastOKMs: r.LastOKMs, LastCheckMs: r.LastCheckMs, Lag: r.Lag, OldestUnsentMs: r.OldestUnsentMs,
+						NextOffset: r.NextOffset, HighWatermark: r.HighWatermark}
 				}
 			}
 		})
@@ -161,7 +189,7 @@ func foldLink(stub meta.Topic, partitions int32, owners map[int32]string, report
 	for p := range partitions {
 		pl, ok := reports[cursorKey{stub.Name, p}]
 		if !ok {
-			pl = PartitionLink{Partition: p, Node: owners[p], State: remote.Unknown.String(), BlockedAt: -1, Lag: -1}
+			pl = PartitionLink{Partition: p, Node: owners[p], State: remote.Unknown.String(), BlockedAt: -1, Lag: -1, NextOffset: -1, HighWatermark: -1}
 		}
 		if stub.Remote.Paused && pl.State == remote.Running.String() {
 			pl.State = remote.Paused.String()

@@ -49,7 +49,7 @@ func (s *Service) Credentials() []ports.RemoteCredentialReport {
 		out = append(out, ports.RemoteCredentialReport{Remote: r.Name, State: st.State, CredentialVersion: st.CredentialVersion,
 			KeyVersion: st.KeyVersion, Fingerprint: st.Fingerprint})
 	}
-	return out
+	return append(out, s.cache.Held(all)...)
 }
 
 // checkMembers runs the target checks from every member when an allowlist

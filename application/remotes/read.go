@@ -2,6 +2,7 @@ package remotes
 
 import (
 	"context"
+	"slices"
 
 	"github.com/narad/narad/domain/access"
 	"github.com/narad/narad/domain/meta"
@@ -39,6 +40,10 @@ type Listing struct {
 	KeyFirstSealedAtMs int64
 	AtMs               int64
 	Remotes            []View
+	// Lingering names the deleted remotes some member still holds, by
+	// name (with nodes asked for the other members too, else this node's
+	// own cache alone).
+	Lingering []Lingering
 	// NotAnswering names the members that did not report their credential
 	// states (with nodes asked for).
 	NotAnswering []string
@@ -76,6 +81,13 @@ func (s *Service) list(ctx context.Context, p access.Principal, nodes bool) (Lis
 		out.Remotes = append(out.Remotes, v)
 	}
 	out.NotAnswering = notAnswering(out.Remotes)
+	var silent []string
+	out.Lingering, silent = s.lingering(ctx, all, nodes)
+	for _, n := range silent {
+		if !slices.Contains(out.NotAnswering, n) {
+			out.NotAnswering = append(out.NotAnswering, n)
+		}
+	}
 	return out, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // The read functions below serve every local view. They work on any
@@ -155,4 +156,20 @@ func RemoteSalt(r KVReader) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return append([]byte(nil), v...), true, nil
+}
+
+// RemoteKeySeals returns how many passwords key version keyVersion has
+// sealed (internals.md §7.6, the seal cap): every applied create, password
+// change and re-encrypt under it counts once, deletes do not give seals
+// back. 0 for a key that never sealed.
+func RemoteKeySeals(r KVReader, keyVersion string) (int64, error) {
+	b, found, err := r.Get(sealsKey(keyVersion))
+	if err != nil || !found {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("read %q = %q: %v: %w", sealsKey(keyVersion), b, err, ErrCorruptView)
+	}
+	return n, nil
 }

@@ -250,6 +250,10 @@ func msEveryView(t *testing.T, s ports.MetadataStore) {
 	msCheck(t, "users", len(users) == 1, err)
 	remotes, err := s.Remotes()
 	msCheck(t, "remotes", len(remotes) == 1 && remotes[0].CredentialVersion == 1, err)
+	seals, err := s.RemoteKeySeals(msID(3))
+	msCheck(t, "seals of the remote's key", seals == 1, err)
+	seals, err = s.RemoteKeySeals(msID(4))
+	msCheck(t, "seals of a key that never sealed", seals == 0, err)
 }
 
 // msRemoteChild: entry types 33 and 34 through the store. A remote attach
