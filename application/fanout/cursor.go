@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/narad/narad/application/pause"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -124,14 +125,14 @@ func (c *cursor) loop() error {
 		s, err := c.readSlab(next)
 		if err != nil {
 			c.readFailed(next, err)
-			sleep(c.ctx, c.e.o.RetryBackoff)
+			pause.For(c.ctx, c.e.o.RetryBackoff)
 			continue
 		}
 		if s.end == next {
 			continue
 		}
 		if err := c.deliver(s.recs); errors.Is(err, ErrReread) {
-			sleep(c.ctx, c.e.o.RetryBackoff)
+			pause.For(c.ctx, c.e.o.RetryBackoff)
 			continue
 		} else if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/narad/narad/application/pause"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -60,7 +61,7 @@ func (c *cursor) deliver(recs []domain.Record) error {
 		}
 		c.log().Log(c.ctx, level, "fan-out child commit failed; retrying the failed partitions",
 			slog.Int("records", len(pending)), slog.Int("attempt", attempt+1), slog.Any("error", err))
-		if !sleep(c.ctx, c.e.o.RetryBackoff) {
+		if !pause.For(c.ctx, c.e.o.RetryBackoff) {
 			return c.ctx.Err()
 		}
 	}
@@ -197,7 +198,7 @@ func (c *cursor) advance(s slab) error {
 			return err
 		}
 		c.log().Warn("fan-out cursor not persisted; retrying", slog.Int64("offset", s.end), slog.Any("error", err))
-		if !sleep(c.ctx, c.e.o.RetryBackoff) {
+		if !pause.For(c.ctx, c.e.o.RetryBackoff) {
 			return c.ctx.Err()
 		}
 		if _, err := c.validate(); err != nil {

@@ -2,6 +2,7 @@ package fanout
 
 import (
 	"errors"
+	"github.com/narad/narad/application/pause"
 	"github.com/narad/narad/domain/remote"
 	"time"
 
@@ -187,7 +188,7 @@ func (c *cursor) noteDue(due []domain.Record, blockedAt int64) {
 // capped at DelaySleepMax; stopping the cursor wakes it.
 func (c *cursor) sleepUntilDue(blockedAt int64) {
 	wait := time.Duration(blockedAt+c.delayMs-c.e.d.Clock.Now().UnixMilli()) * time.Millisecond
-	sleep(c.ctx, min(max(wait, time.Millisecond), c.e.o.DelaySleepMax))
+	pause.For(c.ctx, min(max(wait, time.Millisecond), c.e.o.DelaySleepMax))
 }
 
 // slabCaps are a slab's record and byte caps: the engine's, and for a

@@ -5,21 +5,6 @@ import (
 	"time"
 )
 
-// sleep waits d or until ctx ends; it reports whether the full wait passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // waitFor waits until ch closes, d passes or ctx ends; it reports whether
 // ch closed.
 func waitFor(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/narad/narad/application/pause"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
@@ -22,7 +23,7 @@ func (c *Cache) Follow(ctx context.Context, w ports.MetadataWatcher) {
 	for ctx.Err() == nil {
 		sub, err := w.Watch(cacheWatchBuffer)
 		if err != nil {
-			if !waitCtx(ctx, cacheRewatchWait) {
+			if !pause.For(ctx, cacheRewatchWait) {
 				return
 			}
 			continue
@@ -52,16 +53,5 @@ func (c *Cache) follow(ctx context.Context, sub ports.MetaSubscription) {
 func (c *Cache) syncFromStore() {
 	if all, err := c.d.Store.Remotes(); err == nil {
 		c.Sync(all)
-	}
-}
-
-func waitCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

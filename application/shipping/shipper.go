@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/narad/narad/application/fanout"
+	"github.com/narad/narad/application/pause"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/domain/remote"
 	"github.com/narad/narad/ports"
@@ -60,7 +61,7 @@ func New(d Deps) *Shipper {
 		d.Metrics = NopMetrics{}
 	}
 	if d.Sleep == nil {
-		d.Sleep = sleep
+		d.Sleep = pause.For
 	}
 	return &Shipper{d: d, held: newBudget(d.MaxHeldBytes), remotes: map[string]*remoteState{}, cursors: map[fanout.RemoteCursor]*cursorState{}}
 }
@@ -218,21 +219,6 @@ func (s *Shipper) setState(c fanout.RemoteCursor, cs *cursorState, st remote.Sta
 		}
 	case st != remote.Unknown:
 		log.Error("remote child stalled", slog.String("state", st.String()), slog.Int("status", status))
-	}
-}
-
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
