@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/narad/narad/domain/meta"
 )
@@ -52,39 +51,24 @@ func (s *Service) lingering(ctx context.Context, all []meta.Remote, ask bool) (o
 	return out, silent
 }
 
-// memberRemotes asks every other member, side by side, which remotes it
-// reports a credential state of: by member, the remotes' names; silent
-// names the members that did not answer (all of them when this node
-// cannot ask), in member order.
+// memberRemotes asks every other member which remotes it reports a
+// credential state of: by member, the remotes' names; silent names the
+// members that did not answer (all of them when this node cannot ask),
+// in member order.
 func (s *Service) memberRemotes(ctx context.Context) (reports map[string][]string, silent []string) {
 	members, err := s.d.Store.Members()
 	if err != nil {
 		return nil, nil
 	}
-	reports = map[string][]string{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, m := range members {
-		if m.ID == s.o.Self || s.d.Members == nil {
-			continue
+	got := s.memberCredentials(ctx, members)
+	reports = make(map[string][]string, len(got))
+	for node, creds := range got {
+		names := make([]string, 0, len(creds))
+		for _, c := range creds {
+			names = append(names, c.Remote)
 		}
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, ownerAnswerTimeout)
-			defer cancel()
-			got, err := s.d.Members.Credentials(ctx, m.ID)
-			if err != nil {
-				return
-			}
-			names := make([]string, 0, len(got))
-			for _, c := range got {
-				names = append(names, c.Remote)
-			}
-			mu.Lock()
-			reports[m.ID] = names
-			mu.Unlock()
-		})
+		reports[node] = names
 	}
-	wg.Wait()
 	for _, m := range members {
 		if _, ok := reports[m.ID]; !ok && m.ID != s.o.Self {
 			silent = append(silent, m.ID)

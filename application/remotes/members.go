@@ -108,13 +108,31 @@ func foldReports(r meta.Remote, reports []Report) (class string) {
 }
 
 // nodeCredentials asks every other member for its credential state of r;
-// a member that does not answer is unknown.
+// a member that does not answer is left out (unknown).
 func (s *Service) nodeCredentials(ctx context.Context, members []meta.Member, r meta.Remote) map[string]NodeState {
 	out := map[string]NodeState{}
+	for node, creds := range s.memberCredentials(ctx, members) {
+		for _, c := range creds {
+			if c.Remote == r.Name {
+				out[node] = NodeState{Node: node, State: c.State, CredentialVersion: c.CredentialVersion,
+					KeyVersion: c.KeyVersion, Fingerprint: c.Fingerprint, LastError: "none"}
+			}
+		}
+	}
+	return out
+}
+
+// memberCredentials asks every other member, side by side, for its
+// credential states (op 36); members that do not answer are absent.
+func (s *Service) memberCredentials(ctx context.Context, members []meta.Member) map[string][]ports.RemoteCredentialReport {
+	out := map[string][]ports.RemoteCredentialReport{}
+	if s.d.Members == nil {
+		return out
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, m := range members {
-		if m.ID == s.o.Self || s.d.Members == nil {
+		if m.ID == s.o.Self {
 			continue
 		}
 		wg.Go(func() {
@@ -124,14 +142,9 @@ func (s *Service) nodeCredentials(ctx context.Context, members []meta.Member, r 
 			if err != nil {
 				return
 			}
-			for _, c := range got {
-				if c.Remote == r.Name {
-					mu.Lock()
-					out[m.ID] = NodeState{Node: m.ID, State: c.State, CredentialVersion: c.CredentialVersion,
-						KeyVersion: c.KeyVersion, Fingerprint: c.Fingerprint, LastError: "none"}
-					mu.Unlock()
-				}
-			}
+			mu.Lock()
+			out[m.ID] = got
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
