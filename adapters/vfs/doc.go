@@ -4,19 +4,22 @@
 // unsynced directory entries are lost on Crash) and inject failures at any
 // write, fsync, rename or truncate (Inject), or flip bits and tear tails.
 //
-// On Linux, File.Sync submits its fdatasync to a process-wide io_uring
-// (uring_linux.go) and parks until the completion arrives through the
-// runtime's network poller, falling back to the system call when io_uring
-// is refused (an old kernel, a seccomp policy such as Docker's default, or
-// kernel.io_uring_disabled), when the ring is full, or when the ring
-// reports it cannot run the request. Same durability, same errors: an I/O
-// error is returned once and never retried. Why: a goroutine blocked in
-// fdatasync holds a thread, so the runtime hands its processor to another
+// On Linux, a File.Sync that overlaps another sync in flight submits its
+// fdatasync to a process-wide io_uring (uring_linux.go) and parks until the
+// completion arrives through the runtime's network poller, falling back to
+// the system call when io_uring is refused (an old kernel, a seccomp policy
+// such as Docker's default, or kernel.io_uring_disabled), when the ring is
+// full, or when the ring reports it cannot run the request. Same
+// durability, same errors: an I/O error is returned once and never
+// retried. Why: a goroutine blocked in fdatasync holds a thread, so while
+// other goroutines wait to run the runtime hands its processor to another
 // thread and its monitor keeps polling to do so; on the 2-core development
 // VM, where a thread switch costs tens of microseconds, that churn was
-// about a third of a three-node cluster's CPU. Alone, a sync through the
-// ring costs more than the system call (BenchmarkFdatasync: a kernel
-// worker does the flush); under the three-node bench it cut node CPU per
-// message by a quarter to a third. SyncMethod says which path a process
-// uses; the WAL logs it at start.
+// about a third of a three-node cluster's CPU, and the ring cut node CPU
+// per message by a quarter to a third under the three-node bench. A lone
+// sync, as a quiet node makes them, goes by the system call: nothing waits
+// for its processor, and the ring would cost it twice the CPU (a kernel
+// worker does the flush; BenchmarkFdatasync, goroutines=1: 68 against 139
+// µs of process CPU per sync, 5 against 10 thread switches). SyncMethod
+// says whether the ring is in use; the WAL logs it at start.
 package vfs

@@ -280,9 +280,11 @@ func TestSyncThroughErrorHandling(t *testing.T) {
 	}
 }
 
-// ensure that File.Sync goes through the shared ring where the kernel
-// offers io_uring, and that SyncMethod says which path is in use.
-func TestOSFileSyncUsesTheSharedRing(t *testing.T) {
+// ensure that a File.Sync that overlaps another sync goes through the
+// shared ring where the kernel offers io_uring, that a lone one goes by
+// the system call (the ring costs a lone sync twice the CPU), and that
+// SyncMethod says which path is in use.
+func TestOSFileSyncUsesTheSharedRingWhenSyncsOverlap(t *testing.T) {
 	f, err := OS{}.Create(filepath.Join(t.TempDir(), "a"))
 	if err != nil {
 		t.Fatal(err)
@@ -299,14 +301,49 @@ func TestOSFileSyncUsesTheSharedRing(t *testing.T) {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	if r.synced.Load() != before {
+		t.Fatal("a lone File.Sync went through the ring")
+	}
+	syncsInFlight.Add(1) // another sync in flight
+	err = f.Sync()
+	syncsInFlight.Add(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.synced.Load() == before {
-		t.Fatal("File.Sync did not go through the shared ring")
+		t.Fatal("a File.Sync overlapping another did not go through the shared ring")
 	}
 	if got := SyncMethod(); got != "io_uring" {
 		t.Fatalf("SyncMethod() = %q, want io_uring", got)
 	}
 	waitIdle(t, r)
 }
+
+// ensure that syncOverlapping leaves the ring alone for a lone sync and
+// hands an overlapping one to it, and that the count of syncs in flight
+// comes back down on both paths.
+func TestSyncOverlappingPicksThePath(t *testing.T) {
+	f := tempFile(t, "a")
+	fr := &countingRing{}
+	if err := syncOverlapping(fr, f.Fd()); err != nil || fr.calls != 0 {
+		t.Fatalf("lone sync: err %v, ring calls %d, want nil and 0", err, fr.calls)
+	}
+	syncsInFlight.Add(1)
+	err := syncOverlapping(fr, f.Fd())
+	syncsInFlight.Add(-1)
+	if err != nil || fr.calls != 1 {
+		t.Fatalf("overlapping sync: err %v, ring calls %d, want nil and 1", err, fr.calls)
+	}
+	if n := syncsInFlight.Load(); n != 0 {
+		t.Fatalf("syncs in flight after both = %d, want 0", n)
+	}
+}
+
+// countingRing counts the syncs handed to it and answers each as done.
+type countingRing struct{ calls int }
+
+func (c *countingRing) fdatasync(uintptr) error { c.calls++; return nil }
+func (c *countingRing) turnOff()                {}
 
 // ensure that Sync holds the file's descriptor through the sync: a closed
 // file is refused as closed before any descriptor number reaches the

@@ -59,7 +59,7 @@ func (w *WAL) Append(ctx context.Context, rec domain.IngressRecord) (uint64, err
 	w.stageLocked(rec, size)
 	b := w.cur.batch
 	w.mu.Unlock()
-	if err := w.await(b); err != nil {
+	if err := w.commitOrAwait(b); err != nil {
 		return 0, err
 	}
 	return seq, nil
@@ -98,7 +98,7 @@ func (w *WAL) AppendMany(ctx context.Context, recs []domain.IngressRecord) (uint
 	}
 	b := w.cur.batch
 	w.mu.Unlock()
-	if err := w.await(b); err != nil {
+	if err := w.commitOrAwait(b); err != nil {
 		return 0, err
 	}
 	return first, nil
@@ -129,14 +129,4 @@ func (w *WAL) stageLocked(rec domain.IngressRecord, size int) {
 	if st.batch == nil {
 		st.batch = &batch{done: make(chan struct{})}
 	}
-}
-
-// await pokes the sync loop and blocks until b completes.
-func (w *WAL) await(b *batch) error {
-	select {
-	case w.poke <- struct{}{}:
-	default:
-	}
-	<-b.done
-	return b.err
 }

@@ -111,7 +111,7 @@ func (w *WAL) rollIfReclaimable(cp uint64) error {
 	}
 	b := st.batch
 	w.mu.Unlock()
-	if err := w.await(b); err != nil {
+	if err := w.commitOrAwait(b); err != nil {
 		return fmt.Errorf("wal: compaction roll at %d: %w", cp, err)
 	}
 	return nil

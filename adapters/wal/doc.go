@@ -45,13 +45,17 @@
 //
 // # Group commit
 //
-// Append encodes its frame into the filling staging buffer under the mutex,
-// pokes the single sync loop (capacity-1 channel, non-blocking send) and
-// waits on the batch. The sync loop wakes on the poke or a 10 ms backstop,
-// swaps the two staging buffers (each kept up to 4 MiB), writes and fsyncs
-// the detached one without holding the mutex, and completes the batch:
-// appenders arriving during an fsync form the next batch. A frame that would
-// push the active segment past 64 MiB marks a roll; the sync loop writes and
+// Append encodes its frame into the filling staging buffer under the mutex.
+// Whoever holds the commit turn swaps the two staging buffers (each kept
+// up to 4 MiB), writes and fsyncs the detached one without holding the
+// mutex, and completes the batch: appenders arriving during an fsync form
+// the next batch. An appender that finds the turn free takes it and
+// commits on its own goroutine (a quiet node pays no hand-off to a loop
+// and back); one that finds a commit in flight pokes the sync loop
+// (capacity-1 channel, non-blocking send) and waits on the batch. The sync
+// loop wakes on the poke or a 10 ms backstop and takes the turn once the
+// commit in flight ends. A frame that would
+// push the active segment past 64 MiB marks a roll; the committer writes and
 // syncs what precedes it, closes the segment, exclusive-creates the next one
 // (base = that frame's sequence) and fsyncs the directory before writing to
 // it. The context counts only until a record is staged.

@@ -9,11 +9,12 @@ import (
 	"github.com/narad/narad/domain"
 )
 
-// syncLoop is the single group-commit goroutine: on a poke or the backstop
-// it detaches the filling buffer and writes and fsyncs it once. The 10 ms
-// backstop is armed only while the last wake found a batch: every staged
-// record pokes (await), so an idle WAL sleeps on the poke alone and costs
-// no wake-ups. At Close it completes whatever was staged before the WAL
+// syncLoop is the group-commit goroutine: on a poke or the backstop it
+// takes the commit turn (commit.go), detaches the filling buffer and writes
+// and fsyncs it once. The 10 ms
+// backstop is armed only while the last wake found a batch: a record staged
+// while a commit is in flight pokes (commitOrAwait), so an idle WAL sleeps
+// on the poke alone and costs no wake-ups. At Close it completes whatever was staged before the WAL
 // closed, then exits.
 func (w *WAL) syncLoop() {
 	defer close(w.loopDone)
@@ -24,12 +25,12 @@ func (w *WAL) syncLoop() {
 		case <-w.poke:
 		case <-t.C:
 		case <-w.stopLoop:
-			w.commitStaged()
+			w.commitTurn()
 			return
 		}
 		w.loopWakes.Add(1)
 		t.Stop()
-		if w.commitStaged() {
+		if w.commitTurn() {
 			t.Reset(w.opts.SyncInterval)
 		}
 	}
@@ -37,7 +38,7 @@ func (w *WAL) syncLoop() {
 
 // commitStaged detaches the filling buffer (appenders go on staging into the
 // other one), writes and fsyncs it without holding mu, then completes its
-// batch. A latched WAL writes nothing and fails the batch. It reports
+// batch. The caller holds the commit turn (commitMu). A latched WAL writes nothing and fails the batch. It reports
 // whether there was a batch.
 func (w *WAL) commitStaged() bool {
 	w.mu.Lock()

@@ -66,7 +66,10 @@ type WAL struct {
 	failErr      error // the latched disk failure, wraps domain.ErrWALFailed
 	failed       atomic.Bool
 
-	// Owned by the sync loop alone after Open.
+	// commitMu is the commit turn: whoever holds it (the sync loop, or an
+	// appender that found it free, commit.go) detaches, writes and syncs
+	// the staged buffer. The fields below belong to its holder.
+	commitMu    sync.Mutex
 	active      vfs.File
 	activeSize  int64 // data end of the active segment, where the next write goes
 	activeLimit int64 // write limit of a prepared active segment; 0 if ordinary
