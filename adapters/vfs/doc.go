@@ -17,9 +17,12 @@
 // VM, where a thread switch costs tens of microseconds, that churn was
 // about a third of a three-node cluster's CPU, and the ring cut node CPU
 // per message by a quarter to a third under the three-node bench. A lone
-// sync, as a quiet node makes them, goes by the system call: nothing waits
-// for its processor, and the ring would cost it twice the CPU (a kernel
-// worker does the flush; BenchmarkFdatasync, goroutines=1: 68 against 139
-// µs of process CPU per sync, 5 against 10 thread switches). SyncMethod
-// says whether the ring is in use; the WAL logs it at start.
+// sync, as a quiet node makes them, goes by the system call when the
+// runtime has more than one processor: another processor runs the other
+// goroutines meanwhile, and the ring would cost the sync twice the CPU (a
+// kernel worker does the flush; BenchmarkFdatasync, goroutines=1: 68
+// against 139 µs of process CPU per sync, 5 against 10 thread switches).
+// With GOMAXPROCS=1 every sync goes through the ring: a thread blocked in
+// the system call would hold the only processor. SyncMethod says whether
+// the ring is in use; the WAL logs it at start.
 package vfs

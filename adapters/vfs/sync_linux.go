@@ -3,6 +3,7 @@ package vfs
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,8 +35,8 @@ func SyncMethod() string {
 }
 
 // fdatasync makes f's data durable: by the system call when no other sync
-// is in flight, else through the shared ring when there is one and it has
-// room (syncOverlapping). f's descriptor is held
+// is in flight and the runtime has processors to spare, else through the
+// shared ring when there is one and it has room (syncOverlapping). f's descriptor is held
 // for the whole sync (a Close meanwhile closes it only after the sync), so
 // a kernel worker never syncs a descriptor number closed and reused.
 func fdatasync(f *os.File) error {
@@ -62,23 +63,32 @@ func fdatasync(f *os.File) error {
 var syncsInFlight atomic.Int32
 
 // syncOverlapping syncs fd by the system call when it is the only sync in
-// flight, and through r when it overlaps another. A lone sync is what a
-// quiet node makes (one produce at a time: one WAL sync, one segment
-// sync), and there the ring costs about twice the CPU of the system call
-// and half as many thread switches again (BenchmarkFdatasync: a kernel
-// worker does the flush and its completion travels through the poller);
-// a thread blocked in a lone sync costs nothing, since the runtime hands
-// a processor away from a system call only when other goroutines wait
-// for it. Overlapping syncs are what a busy node makes, where a blocked
-// thread does get its processor handed to another thread, and the ring
-// avoids that churn (doc.go).
+// flight and the runtime has more than one processor, else through r. A
+// lone sync is what a quiet node makes (one produce at a time: one WAL
+// sync, one segment sync), and there the ring costs about twice the CPU
+// of the system call and twice the thread switches (BenchmarkFdatasync:
+// a kernel worker does the flush and its completion travels through the
+// poller), while a thread blocked in the system call costs nothing as
+// long as another processor runs the other goroutines. With one processor
+// (GOMAXPROCS=1, as in a one-CPU container) the blocked thread holds the
+// only one until the runtime's monitor hands it away, 20 µs to 10 ms
+// later: three nodes with GOMAXPROCS=1 on two cores fell from 12,900 to
+// 4,500 msg/s that way (e2e TestBenchPairs). Overlapping syncs are what a
+// busy node makes, where a blocked thread does get its processor handed
+// to another thread, and the ring avoids that churn (doc.go).
 func syncOverlapping(r ringSyncer, fd uintptr) error {
 	n := syncsInFlight.Add(1)
 	defer syncsInFlight.Add(-1)
-	if n == 1 {
+	if syncDirectly(n, runtime.GOMAXPROCS(0)) {
 		return fdatasyncFD(fd)
 	}
 	return syncThrough(r, fd)
+}
+
+// syncDirectly says whether a sync that makes inFlight syncs in flight
+// goes by the system call on a runtime with procs processors.
+func syncDirectly(inFlight int32, procs int) bool {
+	return inFlight == 1 && procs > 1
 }
 
 // ringSyncer is what syncThrough needs of a ring (a seam for tests).

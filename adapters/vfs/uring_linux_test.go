@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -282,7 +283,8 @@ func TestSyncThroughErrorHandling(t *testing.T) {
 
 // ensure that a File.Sync that overlaps another sync goes through the
 // shared ring where the kernel offers io_uring, that a lone one goes by
-// the system call (the ring costs a lone sync twice the CPU), and that
+// the system call when the runtime has processors to spare (the ring
+// costs a lone sync twice the CPU), and that
 // SyncMethod says which path is in use.
 func TestOSFileSyncUsesTheSharedRingWhenSyncsOverlap(t *testing.T) {
 	f, err := OS{}.Create(filepath.Join(t.TempDir(), "a"))
@@ -301,9 +303,10 @@ func TestOSFileSyncUsesTheSharedRingWhenSyncsOverlap(t *testing.T) {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if r.synced.Load() != before {
+	if lone := syncDirectly(1, runtime.GOMAXPROCS(0)); lone && r.synced.Load() != before {
 		t.Fatal("a lone File.Sync went through the ring")
 	}
+	before = r.synced.Load()
 	syncsInFlight.Add(1) // another sync in flight
 	err = f.Sync()
 	syncsInFlight.Add(-1)
@@ -319,24 +322,55 @@ func TestOSFileSyncUsesTheSharedRingWhenSyncsOverlap(t *testing.T) {
 	waitIdle(t, r)
 }
 
-// ensure that syncOverlapping leaves the ring alone for a lone sync and
-// hands an overlapping one to it, and that the count of syncs in flight
-// comes back down on both paths.
+// ensure that a sync goes by the system call only when it is the only one
+// in flight and the runtime has another processor: with GOMAXPROCS=1 a
+// thread blocked in fdatasync holds the only processor (three nodes fell
+// to a third of their throughput), and overlapping syncs go to the ring.
+func TestSyncDirectlyOnlyWhenLoneAndProcessorsToSpare(t *testing.T) {
+	cases := []struct {
+		inFlight int32
+		procs    int
+		want     bool
+	}{
+		{1, 2, true}, {1, 8, true},
+		{2, 2, false}, {5, 8, false},
+		{1, 1, false}, {2, 1, false},
+	}
+	for _, c := range cases {
+		if got := syncDirectly(c.inFlight, c.procs); got != c.want {
+			t.Errorf("syncDirectly(%d in flight, %d processors) = %v, want %v", c.inFlight, c.procs, got, c.want)
+		}
+	}
+}
+
+// ensure that syncOverlapping hands an overlapping sync to the ring, and
+// that the count of syncs in flight comes back down on both paths.
 func TestSyncOverlappingPicksThePath(t *testing.T) {
 	f := tempFile(t, "a")
 	fr := &countingRing{}
-	if err := syncOverlapping(fr, f.Fd()); err != nil || fr.calls != 0 {
-		t.Fatalf("lone sync: err %v, ring calls %d, want nil and 0", err, fr.calls)
+	if err := syncOverlapping(fr, f.Fd()); err != nil {
+		t.Fatalf("lone sync: %v", err)
 	}
+	if want := btoi(!syncDirectly(1, runtime.GOMAXPROCS(0))); fr.calls != want {
+		t.Fatalf("lone sync with GOMAXPROCS %d: ring calls %d, want %d", runtime.GOMAXPROCS(0), fr.calls, want)
+	}
+	before := fr.calls
 	syncsInFlight.Add(1)
 	err := syncOverlapping(fr, f.Fd())
 	syncsInFlight.Add(-1)
-	if err != nil || fr.calls != 1 {
-		t.Fatalf("overlapping sync: err %v, ring calls %d, want nil and 1", err, fr.calls)
+	if err != nil || fr.calls != before+1 {
+		t.Fatalf("overlapping sync: err %v, ring calls %d, want nil and %d", err, fr.calls, before+1)
 	}
 	if n := syncsInFlight.Load(); n != 0 {
 		t.Fatalf("syncs in flight after both = %d, want 0", n)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // countingRing counts the syncs handed to it and answers each as done.
