@@ -36,9 +36,10 @@ func SyncMethod() string {
 
 // fdatasync makes f's data durable: by the system call when no other sync
 // is in flight and the runtime has processors to spare, else through the
-// shared ring when there is one and it has room (syncOverlapping). f's descriptor is held
-// for the whole sync (a Close meanwhile closes it only after the sync), so
-// a kernel worker never syncs a descriptor number closed and reused.
+// shared ring when there is one and it has room (syncOverlapping). f's
+// descriptor is held for the whole sync (a Close meanwhile closes it only
+// after the sync), so a kernel worker never syncs a descriptor number
+// closed and reused.
 func fdatasync(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {

@@ -54,11 +54,11 @@
 // and back); one that finds a commit in flight pokes the sync loop
 // (capacity-1 channel, non-blocking send) and waits on the batch. The sync
 // loop wakes on the poke or a 10 ms backstop and takes the turn once the
-// commit in flight ends. A frame that would
-// push the active segment past 64 MiB marks a roll; the committer writes and
-// syncs what precedes it, closes the segment, exclusive-creates the next one
-// (base = that frame's sequence) and fsyncs the directory before writing to
-// it. The context counts only until a record is staged.
+// commit in flight ends. A frame that would push the active segment past
+// 64 MiB marks a roll; the committer writes and syncs what precedes it,
+// closes the segment, exclusive-creates the next one (base = that frame's
+// sequence) and fsyncs the directory before writing to it. The context
+// counts only until a record is staged.
 //
 // # Crash safety
 //
