@@ -20,9 +20,9 @@ func usage(b *testing.B) (cpu time.Duration, switches int64) {
 }
 
 // BenchmarkFdatasync compares a 4 KiB write plus fdatasync through the ring
-// with the plain system call and with the path File.Sync takes (auto: the
-// system call for a lone sync, the ring for overlapping ones), from 1 and
-// from 8 goroutines at once (each on a file of its own), with the process's CPU time (cpu-ns/op, the
+// with the plain system call and with the path File.Sync takes (auto,
+// syncOverlapping), from 1 goroutine and from 8 per processor at once
+// (each on a file of its own), with the process's CPU time (cpu-ns/op, the
 // kernel's io_uring workers included) and thread switches (switches/op)
 // per sync. The ring's gain on a busy node is in the runtime's scheduling
 // around a blocking system call, which an idle benchmark does not show

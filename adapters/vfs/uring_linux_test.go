@@ -284,8 +284,8 @@ func TestSyncThroughErrorHandling(t *testing.T) {
 // ensure that a File.Sync that overlaps another sync goes through the
 // shared ring where the kernel offers io_uring, that a lone one goes by
 // the system call when the runtime has processors to spare (the ring
-// costs a lone sync twice the CPU), and that
-// SyncMethod says which path is in use.
+// costs a lone sync twice the CPU), and that SyncMethod says which path
+// is in use.
 func TestOSFileSyncUsesTheSharedRingWhenSyncsOverlap(t *testing.T) {
 	f, err := OS{}.Create(filepath.Join(t.TempDir(), "a"))
 	if err != nil {
