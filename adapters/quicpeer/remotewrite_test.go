@@ -28,6 +28,21 @@ func (l *leaderFake) LeaderWrite(_ context.Context, w ports.RemoteWrite) (ports.
 	return ports.MetaApplied{Index: 7, Result: l.result}, l.err
 }
 
+// first is the first write handed over. The server's goroutine wrote it,
+// and a reply over a socket is no happens-before edge, so it reads under
+// the lock.
+func (l *leaderFake) first() ports.RemoteWrite {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.got[0]
+}
+
+func (l *leaderFake) refuseWith(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.err = err
+}
+
 var pauseEntry = meta.Envelope{Actor: "root", AtMs: 1_700_000_000_000,
 	Event: &meta.SetRemoteChildState{Parent: "orders", Child: "orders-dr", ChildID: "00000000000000b1", Op: meta.RemoteOpPause, Reason: "maintenance"}}
 
@@ -48,13 +63,13 @@ func TestRemoteWriteCrossesToTheLeader(t *testing.T) {
 	if err != nil || applied.Index != 7 || applied.Result != l.result {
 		t.Fatalf("%+v %v", applied, err)
 	}
-	got := l.got[0]
+	got := l.first()
 	sent, _ := meta.Encode(pauseEntry)
 	back, _ := meta.Encode(got.Envelope)
 	if got.Op != w.Op || got.Actor != "root" || got.RequestID != w.RequestID || string(sent) != string(back) {
 		t.Fatalf("handed %+v", got)
 	}
-	l.err = domain.Refuse(domain.ErrPrecondition, "member n3 applies through type 22")
+	l.refuseWith(domain.Refuse(domain.ErrPrecondition, "member n3 applies through type 22"))
 	if _, err := p.RemoteWrite(context.Background(), "leader", w); !errors.Is(err, domain.ErrPrecondition) {
 		t.Fatalf("the leader's gate: %v", err)
 	}
