@@ -87,4 +87,9 @@ type PeerForwarder interface {
 	// failure (domain.ErrNotSent: none was applied; domain.ErrNoAnswer:
 	// no handle's outcome is known).
 	SettleRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op SettleOp) ([]error, error)
+	// DeferRemote nacks every handle on node with delay (the owner keeps
+	// each message out of delivery that long), answered as SettleRemote.
+	// An owner on a release that cannot delay a nack answers every handle
+	// a domain.ErrPrecondition refusal; none was applied.
+	DeferRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -34,6 +35,7 @@ type ForwardedSettle struct {
 	Node, Topic string
 	Handles     []domain.ReceiptHandle
 	Op          ports.SettleOp
+	Delay       time.Duration // a deferred nack's (DeferRemote); 0 otherwise
 }
 
 // PeerForwarder is an in-memory ports.PeerForwarder. Each node answers
@@ -112,20 +114,31 @@ func (f *PeerForwarder) ConsumeRemote(ctx context.Context, node string, req port
 
 // SettleRemote answers each handle nil or its armed refusal.
 func (f *PeerForwarder) SettleRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op ports.SettleOp) ([]error, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if op > ports.SettleNack {
 		return nil, fmt.Errorf("fake forwarder: settle mode %d: %w", op, domain.ErrInvalidArgument)
 	}
+	return f.settle(ctx, ForwardedSettle{Node: node, Topic: topic, Handles: hs, Op: op})
+}
+
+// DeferRemote records a nack with delay (Op SettleNack) and answers as
+// SettleRemote.
+func (f *PeerForwarder) DeferRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
+	return f.settle(ctx, ForwardedSettle{Node: node, Topic: topic, Handles: hs, Op: ports.SettleNack, Delay: delay})
+}
+
+func (f *PeerForwarder) settle(ctx context.Context, fs ForwardedSettle) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.settles = append(f.settles, ForwardedSettle{Node: node, Topic: topic, Handles: append([]domain.ReceiptHandle(nil), hs...), Op: op})
+	fs.Handles = append([]domain.ReceiptHandle(nil), fs.Handles...)
+	f.settles = append(f.settles, fs)
 	if err := f.takeFailure(); err != nil {
 		return nil, err
 	}
-	out := make([]error, len(hs))
-	for i, h := range hs {
+	out := make([]error, len(fs.Handles))
+	for i, h := range fs.Handles {
 		out[i] = f.refused[h]
 	}
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/narad/narad/domain/access"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -54,11 +55,37 @@ func (r *consumeRoutes) ack(c *gin.Context) {
 		respondError(c, r.log, err)
 		return
 	}
-	if single {
-		r.ackOne(c, raw, consumeOpOf(op))
+	s := settlement{op: consumeOpOf(op)}
+	if s.delay, err = parseNackDelay(q, op); err != nil {
+		respondError(c, r.log, err)
 		return
 	}
-	r.ackBatch(c, consumeOpOf(op))
+	if single {
+		r.ackOne(c, raw, s)
+		return
+	}
+	r.ackBatch(c, s)
+}
+
+// settlement is what an ack request does: its op, and a nack's delay
+// (api-extensions.md "Nack with a delay").
+type settlement struct {
+	op    consume.Op
+	delay time.Duration
+}
+
+func (r *consumeRoutes) settleOne(c *gin.Context, h domain.ReceiptHandle, s settlement) error {
+	if s.delay > 0 {
+		return r.svc.NackAfter(c.Request.Context(), c.Param("topic"), h, s.delay)
+	}
+	return r.svc.Settle(c.Request.Context(), c.Param("topic"), h, s.op)
+}
+
+func (r *consumeRoutes) settleBatch(c *gin.Context, hs []domain.ReceiptHandle, s settlement) ([]error, error) {
+	if s.delay > 0 {
+		return r.svc.NackBatchAfter(c.Request.Context(), c.Param("topic"), hs, s.delay)
+	}
+	return r.svc.AckBatch(c.Request.Context(), c.Param("topic"), hs, s.op)
 }
 
 func consumeOpOf(op ackOp) consume.Op {
@@ -71,14 +98,14 @@ func consumeOpOf(op ackOp) consume.Op {
 	return consume.OpAck
 }
 
-func (r *consumeRoutes) ackOne(c *gin.Context, raw string, op consume.Op) {
+func (r *consumeRoutes) ackOne(c *gin.Context, raw string, s settlement) {
 	if raw == "" {
 		respondError(c, r.log, clientErr(http.StatusBadRequest, "receipt_handle required"))
 		return
 	}
 	h, err := domain.ParseReceiptHandle(raw)
 	if err == nil {
-		err = r.svc.Settle(c.Request.Context(), c.Param("topic"), h, op)
+		err = r.settleOne(c, h, s)
 	}
 	if err != nil {
 		respondRouteError(c, r.log, err)
@@ -87,7 +114,7 @@ func (r *consumeRoutes) ackOne(c *gin.Context, raw string, op consume.Op) {
 	c.Status(http.StatusNoContent)
 }
 
-func (r *consumeRoutes) ackBatch(c *gin.Context, op consume.Op) {
+func (r *consumeRoutes) ackBatch(c *gin.Context, s settlement) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, ackBatchBodyMaxBytes))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -106,7 +133,7 @@ func (r *consumeRoutes) ackBatch(c *gin.Context, op consume.Op) {
 		respondError(c, r.log, err)
 		return
 	}
-	results, err := r.settleAll(c, raws, op)
+	results, err := r.settleAll(c, raws, s)
 	if err != nil {
 		respondError(c, r.log, err)
 		return
@@ -118,7 +145,7 @@ func (r *consumeRoutes) ackBatch(c *gin.Context, op consume.Op) {
 
 // settleAll parses each handle (a bad one earns its own 400 entry) and
 // settles the rest in one call; only a missing topic fails the request.
-func (r *consumeRoutes) settleAll(c *gin.Context, raws []string, op consume.Op) ([]ackResult, error) {
+func (r *consumeRoutes) settleAll(c *gin.Context, raws []string, s settlement) ([]ackResult, error) {
 	results := make([]ackResult, len(raws))
 	var handles []domain.ReceiptHandle
 	var at []int
@@ -130,7 +157,7 @@ func (r *consumeRoutes) settleAll(c *gin.Context, raws []string, op consume.Op) 
 		}
 		handles, at = append(handles, h), append(at, i)
 	}
-	errs, err := r.svc.AckBatch(c.Request.Context(), c.Param("topic"), handles, op)
+	errs, err := r.settleBatch(c, handles, s)
 	if err != nil {
 		return nil, err
 	}

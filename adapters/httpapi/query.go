@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/narad/narad/application/consume"
 )
 
 // query is a raw query string split into still-escaped values, so that a bad
@@ -239,6 +241,25 @@ func parseExtend(q query) (ackOp, error) {
 		return opNack, nil
 	}
 	return opAck, clientErr(400, `invalid extend: want "true" (renew lease) or "0" (release for redelivery)`)
+}
+
+// parseNackDelay reads delay_ms (api-extensions.md "Nack with a delay"):
+// absent = 0; a nack (extend=0) only; an integer from 0 to
+// consume.NackDelayMax in milliseconds; once.
+func parseNackDelay(q query, op ackOp) (time.Duration, error) {
+	v, ok, err := q.only("delay_ms")
+	if err != nil || !ok {
+		return 0, err
+	}
+	maxMs := consume.NackDelayMax.Milliseconds()
+	ms, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil || ms < 0 || ms > maxMs:
+		return 0, clientErr(400, "invalid delay_ms: want an integer from 0 to %d (milliseconds)", maxMs)
+	case op != opNack:
+		return 0, clientErr(400, "delay_ms applies to a nack only (extend=0)")
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // clientError is a refusal of the request as sent: its status and message

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
@@ -27,11 +28,12 @@ type Consumer interface {
 type Settler interface {
 	Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op consume.Op) error
 	AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op consume.Op) ([]error, error)
+	NackBatchAfter(ctx context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error)
 }
 
 var (
 	_ Consumer = (*consume.Service)(nil)
-	_ Settler  = (*consume.Service)(nil)
+	_ Settler  = (*consume.Owner)(nil)
 	_ Tokens   = (*consume.Service)(nil)
 )
 
@@ -155,6 +157,7 @@ func RegisterSettle(srv *Server, s Settler) {
 		panic("quicpeer: nil settler")
 	}
 	registerSingleSettles(srv, s)
+	registerNackDelayed(srv, s)
 	srv.Handle(OpAckBatch, func(ctx context.Context, p []byte) ([]byte, error) {
 		topic, items, err := decodeAckBatch(p)
 		if err != nil {

@@ -34,7 +34,7 @@ func laneOf(op Op) lane {
 		return laneProduce
 	case OpConsume, OpTokenRegister, OpTokenNotify:
 		return laneConsume
-	case OpAck, OpExtendAck, OpNack, OpAckBatch:
+	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpNackDelayed:
 		return laneAck
 	}
 	return laneControl

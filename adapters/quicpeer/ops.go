@@ -52,4 +52,8 @@ const (
 	// their owner, for a remote child attached `from: unconsumed`
 	// (frontiers_codec.go). Not in the spec's list yet: numbered next.
 	OpConsumerFrontiers Op = 38
+	// OpNackDelayed nacks handles with a delay: the owner keeps each
+	// message out of delivery that long (nack_delayed.go). This node's
+	// extension, numbered next.
+	OpNackDelayed Op = 39
 )

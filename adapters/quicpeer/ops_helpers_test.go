@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
@@ -75,6 +76,7 @@ type settleBatch struct {
 	topic string
 	hs    []domain.ReceiptHandle
 	op    consume.Op
+	delay time.Duration // a delayed nack's (NackBatchAfter)
 }
 
 func (f *fakeService) Consume(_ context.Context, req consume.Request) ([]domain.Delivery, error) {
@@ -95,9 +97,18 @@ func (f *fakeService) Settle(_ context.Context, topic string, h domain.ReceiptHa
 }
 
 func (f *fakeService) AckBatch(_ context.Context, topic string, hs []domain.ReceiptHandle, op consume.Op) ([]error, error) {
+	return f.batch(settleBatch{topic: topic, hs: append([]domain.ReceiptHandle(nil), hs...), op: op})
+}
+
+func (f *fakeService) NackBatchAfter(_ context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
+	return f.batch(settleBatch{topic: topic, hs: append([]domain.ReceiptHandle(nil), hs...), op: consume.OpNack, delay: delay})
+}
+
+func (f *fakeService) batch(b settleBatch) ([]error, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.batches = append(f.batches, settleBatch{topic, append([]domain.ReceiptHandle(nil), hs...), op})
+	f.batches = append(f.batches, b)
+	hs := b.hs
 	if f.topicErr != nil {
 		return nil, f.topicErr
 	}

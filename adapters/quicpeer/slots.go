@@ -31,7 +31,7 @@ func slotClassOf(op Op, req []byte) slotClass {
 	switch op {
 	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches:
 		return slotCommit
-	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpTokenRegister, OpTokenNotify:
+	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpNackDelayed, OpTokenRegister, OpTokenNotify:
 		return slotMessaging
 	case OpListPartitionSegs, OpFetchSegmentChunk, OpPrepareHandoff:
 		return slotTransfer

@@ -3,6 +3,7 @@ package consume
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -40,13 +41,44 @@ func (s *Service) Nack(ctx context.Context, topic string, h domain.ReceiptHandle
 	return s.Settle(ctx, topic, h, OpNack)
 }
 
+// NackAfter releases h's lease like Nack but keeps the message out of
+// delivery for delay (at most NackDelayMax, else domain.ErrInvalidArgument);
+// the handle is dead at once and the redelivery carries a new one. A delay
+// of 0 is a Nack. The delay is held like a lease, in the owner's memory:
+// a restart or a move of the partition ends it early, as it ends every
+// lease. Errors as Settle, and for another node's partition a
+// domain.ErrPrecondition refusal when its owner runs a release that cannot
+// delay a nack (nothing applied; the lease stands).
+func (s *Service) NackAfter(ctx context.Context, topic string, h domain.ReceiptHandle, delay time.Duration) error {
+	if err := checkNackDelay(delay); err != nil {
+		return err
+	}
+	return s.settleRouted(ctx, topic, h, OpNack, delay, s.peers != nil)
+}
+
+// NackBatchAfter is NackAfter for every handle of a batch, answered as
+// AckBatch answers.
+func (s *Service) NackBatchAfter(ctx context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
+	if err := checkNackDelay(delay); err != nil {
+		return nil, err
+	}
+	return s.ackBatch(ctx, topic, hs, OpNack, delay, s.peers != nil)
+}
+
+func checkNackDelay(delay time.Duration) error {
+	if delay < 0 || delay > NackDelayMax {
+		return fmt.Errorf("consume: nack delay %v: want 0 to %v: %w", delay, NackDelayMax, domain.ErrInvalidArgument)
+	}
+	return nil
+}
+
 // Settle applies op to h's lease. With Deps.Peers set, a handle of another
 // node's partition is settled on its owner: domain.ErrOwnerDown when the
 // owner is marked dead, domain.ErrOwnerNotReached when the forward never
 // left this node (nothing applied), domain.ErrOwnerNoAnswer when it got no
 // answer (the op may have been applied).
 func (s *Service) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
-	return s.settleRouted(ctx, topic, h, op, s.peers != nil)
+	return s.settleRouted(ctx, topic, h, op, 0, s.peers != nil)
 }
 
 // AckBatch applies op to every handle independently and answers one error
@@ -55,10 +87,12 @@ func (s *Service) Settle(ctx context.Context, topic string, h domain.ReceiptHand
 // handles of other nodes' partitions are grouped per owner, each group one
 // forward, the groups in parallel (internals.md §5.9).
 func (s *Service) AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op) ([]error, error) {
-	return s.ackBatch(ctx, topic, hs, op, s.peers != nil)
+	return s.ackBatch(ctx, topic, hs, op, 0, s.peers != nil)
 }
 
-func (s *Service) settleRouted(ctx context.Context, topic string, h domain.ReceiptHandle, op Op, forward bool) error {
+// settleRouted applies op to h, here or on its owner; delay is a nack's
+// (0 for every other op).
+func (s *Service) settleRouted(ctx context.Context, topic string, h domain.ReceiptHandle, op Op, delay time.Duration, forward bool) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
@@ -71,12 +105,12 @@ func (s *Service) settleRouted(ctx context.Context, topic string, h domain.Recei
 	case err != nil:
 		return err
 	case owner != "":
-		return s.settleOnOwner(ctx, owner, t.Name, []domain.ReceiptHandle{h}, op)[0]
+		return s.settleOnOwner(ctx, owner, t.Name, []domain.ReceiptHandle{h}, op, delay)[0]
 	}
-	return s.settleOn(sh, t, h, op)
+	return s.settleOn(sh, t, h, op, delay)
 }
 
-func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, forward bool) ([]error, error) {
+func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, delay time.Duration, forward bool) ([]error, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -107,15 +141,16 @@ func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.Receip
 			shards[h.Partition] = f
 		}
 		if out[i] = f.err; f.err == nil {
-			out[i] = s.settleOn(f.sh, t, h, op)
+			out[i] = s.settleOn(f.sh, t, h, op, delay)
 		}
 	}
-	s.settleGroups(ctx, t.Name, hs, op, groups, out)
+	s.settleGroups(ctx, t.Name, hs, op, delay, groups, out)
 	return out, nil
 }
 
-// settleOn applies op to h's lease on sh, the shard of h's partition.
-func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op Op) error {
+// settleOn applies op to h's lease on sh, the shard of h's partition; a
+// nack with a delay defers the offset instead of freeing it.
+func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op Op, delay time.Duration) error {
 	var err error
 	sh.mu.Lock()
 	if sh.gone {
@@ -130,7 +165,11 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 		}
 	case OpExtend:
 		_, err = sh.l.Extend(h.Offset, h.Nonce, now, visibilityOf(t))
-	default:
+	case OpNack:
+		if delay > 0 {
+			err = sh.l.Defer(h.Offset, h.Nonce, now, delay.Milliseconds())
+			break
+		}
 		err = sh.l.Release(h.Offset, h.Nonce, now)
 	}
 	sh.mu.Unlock()
@@ -142,7 +181,9 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 		s.metrics.LeaseSettled(t.Name, "extend")
 	case OpNack:
 		s.metrics.LeaseSettled(t.Name, "nack")
-		s.pump.wake(t.Name)
+		if delay == 0 {
+			s.pump.wake(t.Name) // a deferred one comes back through the purger
+		}
 	default:
 		s.pump.wake(t.Name) // a freed in-flight slot or an advanced frontier
 	}

@@ -36,6 +36,11 @@ const (
 	routeCheckInterval   = 50 * time.Millisecond // re-check a waiting topic with no local partition
 )
 
+// NackDelayMax is the longest delay a nack may carry (api-extensions.md
+// "Nack with a delay"): the delay is held like a lease, so it is
+// bounded like SQS bounds a visibility change.
+const NackDelayMax = 12 * time.Hour
+
 // watchBufferCount is the metadata watch buffer of the delete watcher.
 const watchBufferCount = 256
 

@@ -2,6 +2,7 @@ package consume
 
 import (
 	"context"
+	"time"
 
 	"github.com/narad/narad/domain"
 )
@@ -24,10 +25,18 @@ func (o *Owner) Consume(ctx context.Context, req Request) ([]domain.Delivery, er
 
 // Settle applies op to h on a local partition only.
 func (o *Owner) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
-	return o.s.settleRouted(ctx, topic, h, op, false)
+	return o.s.settleRouted(ctx, topic, h, op, 0, false)
 }
 
 // AckBatch applies op to each handle on local partitions only.
 func (o *Owner) AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op) ([]error, error) {
-	return o.s.ackBatch(ctx, topic, hs, op, false)
+	return o.s.ackBatch(ctx, topic, hs, op, 0, false)
+}
+
+// NackBatchAfter nacks each handle with delay on local partitions only.
+func (o *Owner) NackBatchAfter(ctx context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
+	if err := checkNackDelay(delay); err != nil {
+		return nil, err
+	}
+	return o.s.ackBatch(ctx, topic, hs, OpNack, delay, false)
 }

@@ -193,6 +193,19 @@ func (s *Shard) Extend(offset int64, nonce uint64, nowMs, visibilityMs int64) (L
 	return Lease{Offset: offset, Nonce: nonce, ExpiryMs: h.expiryMs}, nil
 }
 
+// Defer ends a live lease like Release but keeps the offset out of
+// delivery until nowMs+delayMs: it is re-leased under a fresh nonce that no
+// consumer holds, so the old handle is dead at once and the offset comes
+// free when that lease lapses (a nack with a delay). While deferred it
+// counts against the in-flight cap like any lease.
+func (s *Shard) Defer(offset int64, nonce uint64, nowMs, delayMs int64) error {
+	if err := s.check(offset, nonce, nowMs); err != nil {
+		return err
+	}
+	s.lease(offset, nowMs+max(delayMs, 0))
+	return nil
+}
+
 // Release drops a live lease so the offset can be delivered again at once
 // (a NACK, or a reservation given back unread).
 func (s *Shard) Release(offset int64, nonce uint64, nowMs int64) error {

@@ -73,12 +73,12 @@ func runScript(t *testing.T, script string) string {
 				nonces[l.Offset] = l.Nonce
 				res = fmt.Sprintf("lease %d expires %d", l.Offset, l.ExpiryMs)
 			}
-		case "ack", "skip", "extend", "release":
+		case "ack", "skip", "extend", "release", "defer":
 			nonce := nonces[args["offset"]]
 			if n, ok := args["nonce"]; ok {
 				nonce = uint64(n)
 			}
-			res = settle(s, cmd, args["offset"], nonce, args["now"], vis)
+			res = settle(s, cmd, args["offset"], nonce, args["now"], vis, args["delay"])
 		case "purge":
 			res = fmt.Sprintf("purged %d", s.Purge(args["now"]))
 		default:
@@ -89,7 +89,7 @@ func runScript(t *testing.T, script string) string {
 	return out.String()
 }
 
-func settle(s *Shard, cmd string, offset int64, nonce uint64, now, vis int64) string {
+func settle(s *Shard, cmd string, offset int64, nonce uint64, now, vis, delay int64) string {
 	var err error
 	switch cmd {
 	case "ack":
@@ -103,6 +103,8 @@ func settle(s *Shard, cmd string, offset int64, nonce uint64, now, vis int64) st
 		}
 	case "release":
 		err = s.Release(offset, nonce, now)
+	case "defer":
+		err = s.Defer(offset, nonce, now, delay)
 	}
 	switch {
 	case err == nil:
