@@ -220,28 +220,32 @@ func (op AckOp) String() string {
 
 // Ack settles a leased message (204).
 func (c *Client) Ack(ctx context.Context, topic, handle string) error {
-	return c.settle(ctx, topic, handle, OpAck)
+	return c.settle(ctx, topic, handle, OpAck, 0)
 }
 
 // Extend renews a lease (204); the handle stays valid.
 func (c *Client) Extend(ctx context.Context, topic, handle string) error {
-	return c.settle(ctx, topic, handle, OpExtend)
+	return c.settle(ctx, topic, handle, OpExtend, 0)
 }
 
 // Nack releases a lease for immediate redelivery (204).
 func (c *Client) Nack(ctx context.Context, topic, handle string) error {
-	return c.settle(ctx, topic, handle, OpNack)
+	return c.settle(ctx, topic, handle, OpNack, 0)
 }
 
-func (c *Client) settle(ctx context.Context, topic, handle string, op AckOp) error {
+// NackAfter releases a lease and keeps the message from redelivery for
+// delay, sent as whole milliseconds (204; docs/api-extensions.md "Nack
+// with a delay"). A delay of 0 is Nack.
+func (c *Client) NackAfter(ctx context.Context, topic, handle string, delay time.Duration) error {
+	return c.settle(ctx, topic, handle, OpNack, delay)
+}
+
+func (c *Client) settle(ctx context.Context, topic, handle string, op AckOp, delay time.Duration) error {
 	if handle == "" {
 		return ErrEmptyMessage
 	}
-	q := url.Values{}
+	q := settleQuery(op, delay)
 	q.Set("receipt_handle", handle)
-	if v := op.extendValue(); v != "" {
-		q.Set("extend", v)
-	}
 	_, err := c.do(ctx, request{method: http.MethodPost, path: topicPath(topic, "/ack"), query: q, contentType: "application/json"})
 	return err
 }
@@ -257,6 +261,28 @@ type AckResult struct {
 // result per handle, in order. The request as a whole fails only on its own
 // errors (a 4xx or 5xx status, a transport error, a malformed answer).
 func (c *Client) AckBatch(ctx context.Context, topic string, handles []string, op AckOp) ([]AckResult, error) {
+	return c.ackBatch(ctx, topic, handles, op, 0)
+}
+
+// NackBatchAfter is AckBatch nacking every handle with delay (NackAfter).
+func (c *Client) NackBatchAfter(ctx context.Context, topic string, handles []string, delay time.Duration) ([]AckResult, error) {
+	return c.ackBatch(ctx, topic, handles, OpNack, delay)
+}
+
+// settleQuery is the query of an ack request: extend for op, and delay_ms
+// for a nack with a delay.
+func settleQuery(op AckOp, delay time.Duration) url.Values {
+	q := url.Values{}
+	if v := op.extendValue(); v != "" {
+		q.Set("extend", v)
+	}
+	if op == OpNack && delay > 0 {
+		q.Set("delay_ms", strconv.FormatInt(delay.Milliseconds(), 10))
+	}
+	return q
+}
+
+func (c *Client) ackBatch(ctx context.Context, topic string, handles []string, op AckOp, delay time.Duration) ([]AckResult, error) {
 	if len(handles) == 0 {
 		return nil, ErrEmptyMessage
 	}
@@ -266,10 +292,7 @@ func (c *Client) AckBatch(ctx context.Context, topic string, handles []string, o
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{}
-	if v := op.extendValue(); v != "" {
-		q.Set("extend", v)
-	}
+	q := settleQuery(op, delay)
 	path := topicPath(topic, "/ack")
 	rep, err := c.do(ctx, request{method: http.MethodPost, path: path, query: q, body: body, contentType: "application/json"})
 	if err != nil {

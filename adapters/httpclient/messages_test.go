@@ -176,6 +176,14 @@ func TestSettleSingleHandle(t *testing.T) {
 		"ack":    {call: (*httpclient.Client).Ack, query: map[string][]string{"receipt_handle": {"2:7:99"}}},
 		"extend": {call: (*httpclient.Client).Extend, query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"true"}}},
 		"nack":   {call: (*httpclient.Client).Nack, query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"0"}}},
+		"nack_after": {call: func(c *httpclient.Client, ctx context.Context, topic, h string) error {
+			return c.NackAfter(ctx, topic, h, 1500*time.Millisecond)
+		},
+			query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"0"}, "delay_ms": {"1500"}}},
+		"nack_after_zero": {call: func(c *httpclient.Client, ctx context.Context, topic, h string) error {
+			return c.NackAfter(ctx, topic, h, 0)
+		},
+			query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"0"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -200,6 +208,7 @@ func TestAckBatch(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
 		op      httpclient.AckOp
+		delay   time.Duration // sent through NackBatchAfter when set
 		answer  canned
 		query   map[string][]string
 		want    []httpclient.AckResult
@@ -207,14 +216,24 @@ func TestAckBatch(t *testing.T) {
 	}{
 		"ack_mixed_results": {op: httpclient.OpAck, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":410,"error":"receipt handle no longer matches an active reservation"}]}`), query: map[string][]string{},
 			want: []httpclient.AckResult{{Status: 204}, {Status: 410, Error: "receipt handle no longer matches an active reservation"}}},
-		"nack_mode":     {op: httpclient.OpNack, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`), query: map[string][]string{"extend": {"0"}}, want: []httpclient.AckResult{{Status: 204}, {Status: 204}}},
+		"nack_mode": {op: httpclient.OpNack, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`), query: map[string][]string{"extend": {"0"}}, want: []httpclient.AckResult{{Status: 204}, {Status: 204}}},
+		"nack_after": {op: httpclient.OpNack, delay: time.Minute, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`),
+			query: map[string][]string{"extend": {"0"}, "delay_ms": {"60000"}}, want: []httpclient.AckResult{{Status: 204}, {Status: 204}}},
 		"short_results": {op: httpclient.OpExtend, answer: jsonAnswer(200, `{"results":[{"status":204}]}`), query: map[string][]string{"extend": {"true"}}, wantErr: httpclient.ErrMalformedReply},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c, rec := newRecorder(t, "", tc.answer)
-			got, err := c.AckBatch(context.Background(), "t", []string{"0:1:1", "1:2:3"}, tc.op)
+			batch := func(ctx context.Context, topic string, hs []string) ([]httpclient.AckResult, error) {
+				return c.AckBatch(ctx, topic, hs, tc.op)
+			}
+			if tc.delay > 0 {
+				batch = func(ctx context.Context, topic string, hs []string) ([]httpclient.AckResult, error) {
+					return c.NackBatchAfter(ctx, topic, hs, tc.delay)
+				}
+			}
+			got, err := batch(context.Background(), "t", []string{"0:1:1", "1:2:3"})
 			if !errors.Is(err, tc.wantErr) || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v err %v", got, err)
 			}

@@ -143,6 +143,7 @@ func newRoot(e *env) (*cobra.Command, *globals) {
 		newTopicCmd(e, g),
 		newPubCmd(e, g),
 		newSubCmd(e, g),
+		newAckCmd(e, g),
 		newReplayCmd(e, g),
 		newServerCmd(e, g),
 		newBenchCmd(e, g),
