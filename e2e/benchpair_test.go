@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,32 +28,81 @@ import (
 // NARAD_E2E_BENCH=1 (go tool -modfile=tools.mod task bench-cluster).
 const (
 	benchPairsEnv     = "NARAD_E2E_BENCH"
-	benchRoundsEnv    = "NARAD_E2E_BENCH_ROUNDS"     // rounds (default 3)
-	benchCountEnv     = "NARAD_E2E_BENCH_COUNT"      // messages per run (default 60000)
-	benchProducersEnv = "NARAD_E2E_BENCH_PRODUCERS"  // single-message producers (default 128)
-	benchProcsEnv     = "NARAD_E2E_BENCH_GOMAXPROCS" // GOMAXPROCS of each of the three nodes (default 1; "" keeps Go's)
+	benchRoundsEnv    = "NARAD_E2E_BENCH_ROUNDS"        // rounds (default 3)
+	benchCountEnv     = "NARAD_E2E_BENCH_COUNT"         // messages per run (default 60000)
+	benchProducersEnv = "NARAD_E2E_BENCH_PRODUCERS"     // single-message producers (default 128)
+	benchProcsEnv     = "NARAD_E2E_BENCH_GOMAXPROCS"    // GOMAXPROCS of each of the three nodes (default 1; "" keeps Go's)
+	benchRateEnv      = "NARAD_E2E_BENCH_RATE"          // offered msg/s, all producers together (default 0: unthrottled)
+	benchClientEnv    = "NARAD_E2E_BENCH_CLIENT"        // bench --client: pinned (default) or http
+	benchConsumersEnv = "NARAD_E2E_BENCH_CONSUMERS"     // consumers (default 6)
+	benchBatchEnv     = "NARAD_E2E_BENCH_CONSUME_BATCH" // messages per consume (default 100; 1 = single consume and ack)
+	benchSysmonEnv    = "NARAD_E2E_BENCH_QUIET_SYSMON"  // "0" runs the nodes with Go's own runtime monitor (default: the quiet one)
 	benchTopic        = "bench"
 	benchPartitions   = 6
-	benchConsumers    = "6"
-	benchConsumeBatch = "100"
 )
+
+// benchLoad is the load of every run of a pairs test, read from the
+// environment (benchLoadFromEnv).
+type benchLoad struct {
+	count, producers, consumers, consumeBatch int
+	rate                                      int // offered msg/s; 0 = unthrottled
+	client                                    string
+}
+
+// quietSysmon runs the nodes with the quiet runtime monitor
+// (cmd/narad/sysmon.go), as the recorded figures were measured, unless
+// NARAD_E2E_BENCH_QUIET_SYSMON=0 asks for the default a deployment runs.
+func quietSysmon(t *testing.T) {
+	if os.Getenv(benchSysmonEnv) != "0" {
+		t.Setenv("NARAD_QUIET_SYSMON", "1")
+	}
+}
+
+func benchLoadFromEnv(t *testing.T) benchLoad {
+	t.Helper()
+	l := benchLoad{count: envInt(t, benchCountEnv, 60000), producers: envInt(t, benchProducersEnv, 128),
+		consumers: envInt(t, benchConsumersEnv, 6), consumeBatch: envInt(t, benchBatchEnv, 100),
+		client: cmp.Or(os.Getenv(benchClientEnv), "pinned")}
+	if os.Getenv(benchRateEnv) != "" {
+		l.rate = envInt(t, benchRateEnv, 0)
+	}
+	if l.client != "pinned" && l.client != "http" {
+		t.Fatalf("%s=%q: want pinned or http", benchClientEnv, l.client)
+	}
+	return l
+}
+
+func (l benchLoad) String() string {
+	rate := "unthrottled"
+	if l.rate > 0 {
+		rate = fmt.Sprintf("offered %d msg/s", l.rate)
+	}
+	return fmt.Sprintf("%d messages, %d single-message producers (%s), %d consumers (batch %d), %d partitions, client %s",
+		l.count, l.producers, rate, l.consumers, l.consumeBatch, benchPartitions, l.client)
+}
 
 // benchRun is what one bench run reported.
 type benchRun struct {
 	rate    float64 // full-flow messages per second
 	p99     float64 // produce p99, ms
+	e2eP50  float64 // produce -> consume p50, ms
+	e2eP99  float64 // produce -> consume p99, ms
 	nodeCPU time.Duration
 	client  time.Duration
+	count   int
+}
+
+// perMessage is the nodes' CPU per message, in microseconds.
+func (b benchRun) perMessage() float64 {
+	return float64(b.nodeCPU.Microseconds()) / float64(max(b.count, 1))
 }
 
 func TestBenchPairs(t *testing.T) {
 	if os.Getenv(benchPairsEnv) != "1" {
 		t.Skipf("a measuring tool: set %s=1 to run it (go tool -modfile=tools.mod task bench-cluster)", benchPairsEnv)
 	}
-	// The nodes run with the quiet runtime monitor (cmd/narad/sysmon.go), as
-	// the recorded figures were measured.
-	t.Setenv("NARAD_QUIET_SYSMON", "1")
-	rounds, count, producers := envInt(t, benchRoundsEnv, 3), envInt(t, benchCountEnv, 60000), envInt(t, benchProducersEnv, 128)
+	quietSysmon(t)
+	rounds, load := envInt(t, benchRoundsEnv, 3), benchLoadFromEnv(t)
 	procs, ok := os.LookupEnv(benchProcsEnv)
 	if !ok {
 		procs = "1"
@@ -61,31 +111,33 @@ func TestBenchPairs(t *testing.T) {
 	if procs != "" {
 		extra = []string{"GOMAXPROCS=" + procs}
 	}
-	t.Logf("%d rounds of %d messages, %d producers, %s batch consumers (batch %s), %d partitions; three nodes with GOMAXPROCS=%q",
-		rounds, count, producers, benchConsumers, benchConsumeBatch, benchPartitions, procs)
+	t.Logf("%d rounds of %v; three nodes with GOMAXPROCS=%q", rounds, load, procs)
 	var ones, threes []float64
 	for r := 1; r <= rounds; r++ {
 		var one, three benchRun
 		t.Run(fmt.Sprintf("round%d/one", r), func(t *testing.T) {
 			n := startNode(t, t.TempDir(), freePorts(t))
-			one = benchAgainst(t, []*node{n}, count, producers)
+			one = benchAgainst(t, []*node{n}, load)
 		})
 		t.Run(fmt.Sprintf("round%d/three", r), func(t *testing.T) {
-			three = benchAgainst(t, startClusterWith(t, 3, extra), count, producers)
+			three = benchAgainst(t, startClusterWith(t, 3, extra), load)
 		})
-		t.Logf("round %d: one node %.0f msg/s (produce p99 %.1f ms, node CPU %.1f s, client %.1f s) | three nodes %.0f msg/s (p99 %.1f ms, node CPU %.1f s, client %.1f s) | %.0f%%",
-			r, one.rate, one.p99, one.nodeCPU.Seconds(), one.client.Seconds(),
-			three.rate, three.p99, three.nodeCPU.Seconds(), three.client.Seconds(), 100*three.rate/max(one.rate, 1))
+		t.Logf("round %d: one node %v | three nodes %v | %.0f%%", r, one, three, 100*three.rate/max(one.rate, 1))
 		ones, threes = append(ones, one.rate), append(threes, three.rate)
 	}
 	m1, m3 := median(ones), median(threes)
 	t.Logf("medians: one node %.0f msg/s, three nodes %.0f msg/s: %.0f%%", m1, m3, 100*m3/max(m1, 1))
 }
 
-// benchAgainst creates the bench topic and runs narad bench over every node
-// of nodes, counting the nodes' CPU time over the run; user and password,
-// when given, are the credentials of a secured node.
-func benchAgainst(t *testing.T, nodes []*node, count, producers int, userPassword ...string) benchRun {
+func (b benchRun) String() string {
+	return fmt.Sprintf("%.0f msg/s (produce p99 %.1f ms, to consume p50 %.1f p99 %.1f ms, node CPU %.1f s = %.0f us/msg, client %.1f s)",
+		b.rate, b.p99, b.e2eP50, b.e2eP99, b.nodeCPU.Seconds(), b.perMessage(), b.client.Seconds())
+}
+
+// benchAgainst creates the bench topic and runs narad bench with load over
+// every node of nodes, counting the nodes' CPU time over the run; user and
+// password, when given, are the credentials of a secured node.
+func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...string) benchRun {
 	t.Helper()
 	urls := make([]string, len(nodes))
 	for i, n := range nodes {
@@ -106,9 +158,10 @@ func benchAgainst(t *testing.T, nodes []*node, count, producers int, userPasswor
 	}
 	waitPlaced(t, c, benchTopic)
 	before := cpuOf(t, nodes)
-	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json", "--client", "pinned",
-		"--count", strconv.Itoa(count), "--producers", strconv.Itoa(producers),
-		"--consumers", benchConsumers, "--consume-batch", benchConsumeBatch, "--servers", strings.Join(urls, ","))...)
+	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json", "--client", load.client,
+		"--count", strconv.Itoa(load.count), "--producers", strconv.Itoa(load.producers), "--rate", strconv.Itoa(load.rate),
+		"--consumers", strconv.Itoa(load.consumers), "--consume-batch", strconv.Itoa(load.consumeBatch),
+		"--servers", strings.Join(urls, ","))...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()
@@ -120,6 +173,10 @@ func benchAgainst(t *testing.T, nodes []*node, count, producers int, userPasswor
 		Consume *struct {
 			Lost         int     `json:"lost"`
 			FullFlowRate float64 `json:"full_flow_msgs_per_sec"`
+			EndToEnd     struct {
+				P50 float64 `json:"p50"`
+				P99 float64 `json:"p99"`
+			} `json:"end_to_end_latency_ms"`
 		} `json:"consume"`
 		Result string `json:"result"`
 	}
@@ -129,8 +186,8 @@ func benchAgainst(t *testing.T, nodes []*node, count, producers int, userPasswor
 	if runErr != nil || rep.Result != "PASS" || rep.Consume.Lost != 0 {
 		t.Fatalf("bench %s, %d lost (%v): %s", rep.Result, rep.Consume.Lost, runErr, errOut.String())
 	}
-	return benchRun{rate: rep.Consume.FullFlowRate, p99: rep.ProduceLatency.P99, nodeCPU: nodeCPU,
-		client: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	return benchRun{rate: rep.Consume.FullFlowRate, p99: rep.ProduceLatency.P99, e2eP50: rep.Consume.EndToEnd.P50, e2eP99: rep.Consume.EndToEnd.P99,
+		nodeCPU: nodeCPU, client: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), count: load.count}
 }
 
 // cpuOf sums the user and system CPU time the nodes' processes used so far
