@@ -166,7 +166,7 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 	case OpExtend:
 		_, err = sh.l.Extend(h.Offset, h.Nonce, now, visibilityOf(t))
 	case OpNack:
-		if delay > 0 {
+		if delay.Milliseconds() > 0 {
 			err = sh.l.Defer(h.Offset, h.Nonce, now, delay.Milliseconds())
 			break
 		}
@@ -181,7 +181,7 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 		s.metrics.LeaseSettled(t.Name, "extend")
 	case OpNack:
 		s.metrics.LeaseSettled(t.Name, "nack")
-		if delay == 0 {
+		if delay.Milliseconds() == 0 {
 			s.pump.wake(t.Name) // a deferred one comes back through the purger
 		}
 	default:

@@ -67,6 +67,11 @@ func TestNackBatchAfterAnswersEachHandle(t *testing.T) {
 	}
 	if back := e.one("orders", 0); back.Record.Offset != 2 {
 		t.Fatalf("a zero delay: got offset %d, want 2 at once", back.Record.Offset)
+	} else if err := e.svc.NackAfter(context.Background(), "orders", *back.Handle, 999*time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if back := e.one("orders", 0); back.Record.Offset != 2 {
+		t.Fatalf("under a millisecond: got offset %d, want 2 at once", back.Record.Offset)
 	}
 }
 
@@ -123,5 +128,25 @@ func TestOwnerNackBatchAfterStaysLocal(t *testing.T) {
 	c.none("t", 0)
 	if n := len(c.fwd.Settles()); n != 0 {
 		t.Fatalf("%d forwards from the owner view", n)
+	}
+}
+
+// ensure that a nack whose delay rounds to 0 ms wakes a parked consumer at
+// once like a plain nack, rather than waiting for the expiry sweep.
+func TestNackAfterUnderAMillisecondWakesAParkedConsumer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{PurgeInterval: time.Hour})
+	e.run()
+	tp := e.createTopic("orders", 1, nil, nil)
+	e.produce(tp, 0, "only")
+	d := e.one("orders", -1)
+	got := e.longPoll(t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})
+	e.parked(1)
+	if err := e.svc.NackAfter(t.Context(), "orders", *d.Handle, 999*time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || len(r.ds) != 1 || r.ds[0].Record.Offset != 0 || r.at > 5*time.Second {
+		t.Fatalf("%+v", r)
 	}
 }
