@@ -86,7 +86,7 @@ func registerPartitionGauges(m *telemetry.Metrics, svc *consume.Service, logs *s
 		out := make([]telemetry.PartitionSample, 0, len(stats))
 		for _, s := range stats {
 			sample := telemetry.PartitionSample{Topic: s.Ref.Topic, Partition: s.Ref.Partition,
-				InFlight: s.InFlight, AckedAhead: s.AckedAhead, Dropped: s.Dropped, Lag: -1, OldestAgeSeconds: -1}
+				InFlight: s.InFlight, AckedAhead: s.AckedAhead, Dropped: s.Dropped, NackDelayed: s.Deferred, Lag: -1, OldestAgeSeconds: -1}
 			if b, err := logs.Bounds(s.Ref); err == nil {
 				sample.Lag = max(b.HighWatermark-(s.Committed+1), 0)
 				sample.OldestAgeSeconds = oldestAge(logs, s, b.HighWatermark, now)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +49,9 @@ func TestThreeNodesNackWithDelay(t *testing.T) {
 	if err := c1.Ack(ctx, "later", handles[0]); err == nil {
 		t.Fatal("the nacked handle still acks")
 	}
+	if held := seriesSum(nodes, "narad_nack_delayed_messages{"); held != 3 && time.Since(sent) < delay {
+		t.Fatalf("the owners' narad_nack_delayed_messages add up to %v while 3 are held", held)
+	}
 	var back int
 	for back < 3 {
 		res, err := c3.Consume(ctx, "later", httpclient.ConsumeOptions{Wait: 2 * time.Second})
@@ -68,4 +73,19 @@ func TestThreeNodesNackWithDelay(t *testing.T) {
 		back++
 	}
 	t.Logf("all 3 back %v after the nack (delay %v)", time.Since(sent), delay)
+}
+
+// seriesSum adds up the values of the exposition lines of every node that
+// start with prefix.
+func seriesSum(nodes []*node, prefix string) float64 {
+	total := 0.0
+	for _, n := range nodes {
+		for _, line := range strings.Split(series(n, prefix), "; ") {
+			if f := strings.Fields(line); len(f) == 2 {
+				v, _ := strconv.ParseFloat(f[1], 64)
+				total += v
+			}
+		}
+	}
+	return total
 }

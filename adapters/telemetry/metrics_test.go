@@ -85,3 +85,21 @@ narad_oldest_unconsumed_message_age_seconds{partition="0",topic="a"} 2.5
 		t.Fatal(err)
 	}
 }
+
+// ensure that the messages held back by delayed nacks are exported per
+// partition (api-extensions.md "Nack with a delay").
+func TestPartitionNackDelayed(t *testing.T) {
+	m := NewMetrics()
+	m.PartitionGauges(func() []PartitionSample {
+		return []PartitionSample{{Topic: "a", Partition: 0, InFlight: 5, NackDelayed: 3, Lag: -1}, {Topic: "b", Partition: 2, Lag: -1}}
+	})
+	want := `
+# HELP narad_nack_delayed_messages Messages a nack with a delay holds back from delivery (counted in narad_inflight_size too).
+# TYPE narad_nack_delayed_messages gauge
+narad_nack_delayed_messages{partition="0",topic="a"} 3
+narad_nack_delayed_messages{partition="2",topic="b"} 0
+`
+	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want), "narad_nack_delayed_messages"); err != nil {
+		t.Fatal(err)
+	}
+}

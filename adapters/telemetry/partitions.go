@@ -19,6 +19,9 @@ type PartitionSample struct {
 	// OldestAgeSeconds is the age of the oldest unacked record (0 when all
 	// are settled); negative when unknown (a closed log).
 	OldestAgeSeconds float64
+	// NackDelayed counts the messages a nack with a delay holds back (they
+	// are in InFlight too).
+	NackDelayed int
 }
 
 // partitionCollector turns samples read at scrape time into the
@@ -28,12 +31,14 @@ type partitionCollector struct {
 	sample               func() []PartitionSample
 	inflight, ahead, lag *prometheus.Desc
 	dropped, age         *prometheus.Desc
+	nackDelayed          *prometheus.Desc
 }
 
 // PartitionGauges registers narad_inflight_size, narad_acked_ahead_size,
-// narad_consumer_lag_messages, narad_consumer_dropped_messages and
-// narad_oldest_unconsumed_message_age_seconds, read from sample at every
-// scrape.
+// narad_consumer_lag_messages, narad_consumer_dropped_messages,
+// narad_oldest_unconsumed_message_age_seconds and (ours,
+// api-extensions.md "Nack with a delay") narad_nack_delayed_messages, read
+// from sample at every scrape.
 func (m *Metrics) PartitionGauges(sample func() []PartitionSample) {
 	labels := []string{"topic", "partition"}
 	m.Registry.MustRegister(&partitionCollector{
@@ -43,6 +48,8 @@ func (m *Metrics) PartitionGauges(sample func() []PartitionSample) {
 		lag:      prometheus.NewDesc("narad_consumer_lag_messages", "High watermark minus the committed frontier.", labels, nil),
 		dropped:  prometheus.NewDesc("narad_consumer_dropped_messages", "Unacked records already deleted by retention.", labels, nil),
 		age:      prometheus.NewDesc("narad_oldest_unconsumed_message_age_seconds", "Age of the oldest unacked record.", labels, nil),
+		nackDelayed: prometheus.NewDesc("narad_nack_delayed_messages",
+			"Messages a nack with a delay holds back from delivery (counted in narad_inflight_size too).", labels, nil),
 	})
 }
 
@@ -52,6 +59,7 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lag
 	ch <- c.dropped
 	ch <- c.age
+	ch <- c.nackDelayed
 }
 
 func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
@@ -66,5 +74,6 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 		if s.OldestAgeSeconds >= 0 {
 			ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, s.OldestAgeSeconds, s.Topic, p)
 		}
+		ch <- prometheus.MustNewConstMetric(c.nackDelayed, prometheus.GaugeValue, float64(s.NackDelayed), s.Topic, p)
 	}
 }

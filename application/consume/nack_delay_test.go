@@ -25,6 +25,9 @@ func TestNackAfterHoldsTheMessageForItsDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErr(t, e.svc.Ack(context.Background(), "orders", *d.Handle), domain.ErrLeaseGone)
+	if st := e.svc.Stats(); len(st) != 1 || st[0].Deferred != 1 || st[0].InFlight != 1 {
+		t.Fatalf("stats while held %+v", st)
+	}
 	if next := e.one("orders", 0); next.Record.Offset != 1 {
 		t.Fatalf("while 0 is held, got offset %d", next.Record.Offset)
 	} else {
@@ -36,6 +39,9 @@ func TestNackAfterHoldsTheMessageForItsDelay(t *testing.T) {
 	again := e.one("orders", 0)
 	if again.Record.Offset != 0 || again.Handle.Nonce == d.Handle.Nonce {
 		t.Fatalf("redelivery %v after %v", again.Handle, d.Handle)
+	}
+	if st := e.svc.Stats(); st[0].Deferred != 0 || st[0].InFlight != 1 {
+		t.Fatalf("stats after the delay %+v", st)
 	}
 	e.ack("orders", again)
 	if got := e.metrics.Count("nack orders"); got != 1 {

@@ -13,6 +13,9 @@ type ShardStats struct {
 	Committed int64
 	// Dropped counts unsettled records retention deleted (frontier jumps).
 	Dropped int64
+	// Deferred counts the leases held by a nack with a delay (part of
+	// InFlight).
+	Deferred int
 }
 
 // Stats returns the state of every live shard. It takes each shard's lock
@@ -30,7 +33,7 @@ func (s *Service) Stats() []ShardStats {
 		}
 		sh.mu.Lock()
 		if !sh.gone {
-			out = append(out, ShardStats{Ref: sh.ref, InFlight: sh.l.InFlight(), AckedAhead: len(sh.l.AckedAhead()), Committed: sh.l.Committed(), Dropped: sh.l.Dropped()})
+			out = append(out, ShardStats{Ref: sh.ref, InFlight: sh.l.InFlight(), AckedAhead: len(sh.l.AckedAhead()), Committed: sh.l.Committed(), Dropped: sh.l.Dropped(), Deferred: sh.l.Deferred()})
 		}
 		sh.mu.Unlock()
 	}

@@ -24,6 +24,7 @@ type Lease struct {
 type held struct {
 	nonce    uint64
 	expiryMs int64
+	deferred bool // held by a nack with a delay (Defer), not by a consumer
 }
 
 // Shard is one partition's in-flight state. Not safe for concurrent use.
@@ -203,7 +204,22 @@ func (s *Shard) Defer(offset int64, nonce uint64, nowMs, delayMs int64) error {
 		return err
 	}
 	s.lease(offset, nowMs+max(delayMs, 0))
+	h := s.leases[offset]
+	h.deferred = true
+	s.leases[offset] = h
 	return nil
+}
+
+// Deferred is how many of the live leases (after the last purge) are held
+// by a nack with a delay rather than by a consumer.
+func (s *Shard) Deferred() int {
+	n := 0
+	for _, h := range s.leases {
+		if h.deferred {
+			n++
+		}
+	}
+	return n
 }
 
 // Release drops a live lease so the offset can be delivered again at once

@@ -128,7 +128,11 @@ func describe(s *Shard) string {
 		corrupt = append(corrupt, o)
 	}
 	slices.Sort(corrupt)
-	return fmt.Sprintf("committed=%d leased=%v ahead=%v corrupt=%v", s.committed, leased, ahead, corrupt)
+	out := fmt.Sprintf("committed=%d leased=%v ahead=%v corrupt=%v", s.committed, leased, ahead, corrupt)
+	if n := s.Deferred(); n > 0 {
+		out += fmt.Sprintf(" deferred=%d", n)
+	}
+	return out
 }
 
 func parse(t *testing.T, line string) (string, map[string]int64) {
