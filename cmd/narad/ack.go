@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -105,7 +103,7 @@ func readHandles(r *bufio.Reader) ([]string, error) {
 		}
 		hs = append(hs, env.ReceiptHandle)
 	}
-	if err := s.Err(); err != nil && !errors.Is(err, io.EOF) {
+	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("read handles: %w", err)
 	}
 	return hs, nil

@@ -140,7 +140,7 @@ func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok boo
 		if _, leased := s.leases[next]; leased || next >= hwm {
 			return Lease{}, false
 		}
-		return s.lease(next, nowMs+visibilityMs), true
+		return s.lease(next, nowMs+visibilityMs, false), true
 	}
 	o := max(s.scan, next)
 	for o < hwm && !s.free(o) {
@@ -151,7 +151,7 @@ func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok boo
 		return Lease{}, false
 	}
 	s.scan = o + 1
-	return s.lease(o, nowMs+visibilityMs), true
+	return s.lease(o, nowMs+visibilityMs, false), true
 }
 
 // Ack settles a leased offset. At the frontier it advances the frontier over
@@ -203,10 +203,7 @@ func (s *Shard) Defer(offset int64, nonce uint64, nowMs, delayMs int64) error {
 	if err := s.check(offset, nonce, nowMs); err != nil {
 		return err
 	}
-	s.lease(offset, nowMs+max(delayMs, 0))
-	h := s.leases[offset]
-	h.deferred = true
-	s.leases[offset] = h
+	s.lease(offset, nowMs+max(delayMs, 0), true)
 	return nil
 }
 
@@ -273,12 +270,14 @@ func (s *Shard) free(o int64) bool {
 	return !bad
 }
 
-func (s *Shard) lease(offset, expiryMs int64) Lease {
+// lease holds offset until expiryMs under a fresh nonce; deferred marks a
+// hold by a delayed nack rather than a consumer.
+func (s *Shard) lease(offset, expiryMs int64, deferred bool) Lease {
 	nonce := s.nonces.Uint64()
 	for nonce == 0 {
 		nonce = s.nonces.Uint64()
 	}
-	h := held{nonce: nonce, expiryMs: expiryMs}
+	h := held{nonce: nonce, expiryMs: expiryMs, deferred: deferred}
 	s.leases[offset] = h
 	s.push(offset, h)
 	return Lease{Offset: offset, Nonce: nonce, ExpiryMs: expiryMs}
