@@ -2,11 +2,12 @@ package remotes
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/narad/narad/application/releasegate"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -84,32 +85,16 @@ func (s *Service) gates(ctx context.Context, t meta.EntryType, posture bool) err
 // older release (meta.Gate decides; this node's build is the leader's
 // stand-in at the ingress, and the leader checks again before proposing).
 func (s *Service) releaseGate(ctx context.Context, t meta.EntryType) error {
-	members, err := s.d.Store.Members()
-	if err != nil {
+	h, held, err := releasegate.Check(ctx, s.o.Self, s.d.Store, s.d.Servers, t)
+	switch {
+	case errors.Is(err, releasegate.ErrServersUnread):
+		return domain.Refuse(domain.ErrUnavailable, "could not read the Raft configuration for the release gate; retry")
+	case err != nil:
 		return readFailure(err)
-	}
-	var servers []uint64
-	if s.d.Servers != nil {
-		m, err := s.d.Servers.Membership(ctx)
-		if err != nil {
-			return domain.Refuse(domain.ErrUnavailable, "could not read the Raft configuration for the release gate; retry")
-		}
-		for id := range m.Voters {
-			servers = append(servers, id)
-		}
-		for id := range m.NonVoters {
-			servers = append(servers, id)
-		}
-	}
-	ok, h := meta.NewGate(s.o.Self, meta.AppliesThroughType, members, servers).Allows(t)
-	if ok {
+	case !held:
 		return nil
 	}
-	node := h.MemberID
-	if node == "" {
-		node = fmt.Sprintf("raft server %d", h.ReplicaID)
-	}
-	return &GateError{Gate: GateRelease, Members: []GateMember{{Node: node, Reason: h.String()}}}
+	return &GateError{Gate: GateRelease, Members: []GateMember{{Node: releasegate.Node(h), Reason: h.String()}}}
 }
 
 // postureGate asks every member (this node included) for its posture; a

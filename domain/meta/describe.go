@@ -36,6 +36,9 @@ func describeTopics(r KVReader, b *strings.Builder) error {
 		if t.Remote != nil {
 			describeRemoteLink(*t.Remote, b)
 		}
+		if r := t.Redelivery; r != nil {
+			fmt.Fprintf(b, " redelivery=%d*%g^n<=%d jitter=%g", r.InitialMs, r.Multiplier, r.MaxMs, r.Jitter)
+		}
 		b.WriteByte('\n')
 		if err := describeRows(r, t.Name, b); err != nil {
 			return err

@@ -45,6 +45,7 @@ const (
 	TypePutRemote               EntryType = 35
 	TypeUpdateRemote            EntryType = 36
 	TypeDeleteRemote            EntryType = 37
+	TypeSetTopicRedelivery      EntryType = 38
 )
 
 const (
@@ -52,10 +53,10 @@ const (
 	// applies (1–22).
 	LegacyNewestType = TypeSetUserGrants
 	// AppliesThroughType is the newest type of the contiguous range 1..N this
-	// build applies (every type up to DeleteRemote); heartbeats and joins
-	// report it for the entry-type gate, and a database or snapshot that
-	// applied a newer type is refused.
-	AppliesThroughType = TypeDeleteRemote
+	// build applies (every type up to SetTopicRedelivery); heartbeats and
+	// joins report it for the entry-type gate, and a database or snapshot
+	// that applied a newer type is refused.
+	AppliesThroughType = TypeSetTopicRedelivery
 )
 
 var typeNames = map[EntryType]string{
@@ -78,6 +79,7 @@ var typeNames = map[EntryType]string{
 	TypeDeleteUserReleaseTopics: "DeleteUserReleaseTopics",
 	TypeAttachRemoteChild:       "AttachRemoteChild", TypeSetRemoteChildState: "SetRemoteChildState",
 	TypePutRemote: "PutRemote", TypeUpdateRemote: "UpdateRemote", TypeDeleteRemote: "DeleteRemote",
+	TypeSetTopicRedelivery: "SetTopicRedelivery",
 }
 
 // String returns the spec's name of the type, or "type(N)".
@@ -156,4 +158,5 @@ var eventCtors = map[EntryType]func() Event{
 	TypePutRemote:               func() Event { return &PutRemote{} },
 	TypeUpdateRemote:            func() Event { return &UpdateRemote{} },
 	TypeDeleteRemote:            func() Event { return &DeleteRemote{} },
+	TypeSetTopicRedelivery:      func() Event { return &SetTopicRedelivery{} },
 }

@@ -19,6 +19,20 @@ type Topic struct {
 	// Remote is set only on a remote child's stub (partitions 0, no owner):
 	// the link that ships the parent's records to a topic on another cluster.
 	Remote *RemoteLink `json:"remote,omitempty"`
+	// Redelivery is the topic's redelivery backoff; nil when it has none.
+	Redelivery *Redelivery `json:"redelivery,omitempty"`
+}
+
+// Redelivery is a topic's redelivery backoff (our extension; see
+// docs/api-extensions.md): after its nth delivery ends in a plain nack or
+// a lapsed lease, a message waits min(InitialMs * Multiplier^(n-1), MaxMs)
+// before it can be delivered again, less up to Jitter of that wait drawn
+// at random.
+type Redelivery struct {
+	InitialMs  int64   `json:"initial_ms"`
+	Multiplier float64 `json:"multiplier"`
+	MaxMs      int64   `json:"max_ms"`
+	Jitter     float64 `json:"jitter"`
 }
 
 // IsRemoteStub reports whether t is a remote child's stub: it takes no
