@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/lease"
 	"github.com/narad/narad/domain/meta"
 )
 
@@ -17,7 +18,8 @@ const (
 	OpAck Op = iota
 	// OpExtend renews the lease for a full visibility timeout from now.
 	OpExtend
-	// OpNack releases the lease at once for redelivery with a new handle.
+	// OpNack releases the lease for redelivery with a new handle: at once,
+	// or after the topic's redelivery backoff when it has one.
 	OpNack
 )
 
@@ -35,8 +37,9 @@ func (s *Service) Extend(ctx context.Context, topic string, h domain.ReceiptHand
 	return s.Settle(ctx, topic, h, OpExtend)
 }
 
-// Nack releases h's lease: the message is available again at once and the
-// handle is dead. Errors as Ack.
+// Nack releases h's lease: the handle is dead, and the message is
+// available again at once, or on a topic with a redelivery backoff after
+// the backoff's wait for its delivery count. Errors as Ack.
 func (s *Service) Nack(ctx context.Context, topic string, h domain.ReceiptHandle) error {
 	return s.Settle(ctx, topic, h, OpNack)
 }
@@ -149,9 +152,11 @@ func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.Receip
 }
 
 // settleOn applies op to h's lease on sh, the shard of h's partition; a
-// nack with a delay defers the offset instead of freeing it.
+// nack with a delay defers the offset instead of freeing it, and so does a
+// plain nack on a topic with a redelivery backoff (for the backoff's wait).
 func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op Op, delay time.Duration) error {
 	var err error
+	freed := false // a nack made the offset deliverable at once
 	sh.mu.Lock()
 	if sh.gone {
 		sh.mu.Unlock()
@@ -170,7 +175,9 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 			err = sh.l.Defer(h.Offset, h.Nonce, now, delay.Milliseconds())
 			break
 		}
+		sh.l.SetBackoff(backoffOf(t)) // the topic's policy as of this nack
 		err = sh.l.Release(h.Offset, h.Nonce, now)
+		freed = sh.l.Backoff() == (lease.Backoff{})
 	}
 	sh.mu.Unlock()
 	if err != nil {
@@ -181,7 +188,7 @@ func (s *Service) settleOn(sh *shard, t meta.Topic, h domain.ReceiptHandle, op O
 		s.metrics.LeaseSettled(t.Name, "extend")
 	case OpNack:
 		s.metrics.LeaseSettled(t.Name, "nack")
-		if delay.Milliseconds() == 0 {
+		if freed {
 			s.pump.wake(t.Name) // a deferred one comes back through the purger
 		}
 	default:

@@ -157,7 +157,8 @@ func (s *Service) reserveOne(ctx context.Context, t meta.Topic, p int32, ahead *
 }
 
 // reserveLease reserves under the shard's lock, applying the topic's
-// current caps and persisting a retention jump of the frontier.
+// current caps and redelivery backoff and persisting a retention jump of
+// the frontier.
 func (s *Service) reserveLease(sh *shard, t meta.Topic, hwm, oldest int64) (lease.Lease, bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -165,6 +166,7 @@ func (s *Service) reserveLease(sh *shard, t meta.Topic, hwm, oldest int64) (leas
 		return lease.Lease{}, false
 	}
 	sh.l.SetCaps(capsOf(t))
+	sh.l.SetBackoff(backoffOf(t))
 	before := sh.l.Committed()
 	l, ok := sh.l.Reserve(s.nowMs(), hwm, oldest, visibilityOf(t))
 	if after := sh.l.Committed(); after != before {
@@ -219,10 +221,11 @@ func (s *Service) skipCorrupt(sh *shard, l lease.Lease, cause error) {
 		slog.Int64("offset", l.Offset), slog.String("error", cause.Error()))
 }
 
-// giveBack releases a reservation that was never handed out.
+// giveBack releases a reservation that was never handed out: free at once
+// and not counted as a delivery, whatever the topic's redelivery backoff.
 func (s *Service) giveBack(sh *shard, l lease.Lease) {
 	sh.mu.Lock()
-	err := sh.l.Release(l.Offset, l.Nonce, s.nowMs())
+	err := sh.l.GiveBack(l.Offset, l.Nonce, s.nowMs())
 	sh.mu.Unlock()
 	if err == nil {
 		s.pump.wake(sh.ref.Topic)

@@ -13,8 +13,8 @@ type ShardStats struct {
 	Committed int64
 	// Dropped counts unsettled records retention deleted (frontier jumps).
 	Dropped int64
-	// Deferred counts the leases held by a nack with a delay (part of
-	// InFlight).
+	// Deferred counts the leases held by a nack with a delay or by the
+	// topic's redelivery backoff (part of InFlight).
 	Deferred int
 }
 

@@ -310,6 +310,7 @@ func (s *Service) deliverable(ctx context.Context, t meta.Topic) int {
 		sh.mu.Lock()
 		if !sh.gone {
 			sh.l.SetCaps(capsOf(t))
+			sh.l.SetBackoff(backoffOf(t))
 			n += sh.l.Deliverable(b.HighWatermark, b.Oldest)
 		}
 		sh.mu.Unlock()

@@ -24,7 +24,7 @@ type Lease struct {
 type held struct {
 	nonce    uint64
 	expiryMs int64
-	deferred bool // held by a nack with a delay (Defer), not by a consumer
+	deferred bool // held out of delivery (Defer, or a backoff), not by a consumer
 }
 
 // Shard is one partition's in-flight state. Not safe for concurrent use.
@@ -42,6 +42,11 @@ type Shard struct {
 	scan int64
 	// dropped counts unsettled records retention deleted (see Dropped).
 	dropped int64
+	// backoff is the redelivery policy (see SetBackoff); deliveries counts
+	// the deliveries of each unsettled offset while it is set and is nil
+	// while it is not, so a shard without a policy never touches it.
+	backoff    Backoff
+	deliveries map[int64]int32
 }
 
 // NewShard starts a shard at the persisted frontier committed (-1 for none)
@@ -140,7 +145,7 @@ func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok boo
 		if _, leased := s.leases[next]; leased || next >= hwm {
 			return Lease{}, false
 		}
-		return s.lease(next, nowMs+visibilityMs, false), true
+		return s.deliver(next, nowMs+visibilityMs), true
 	}
 	o := max(s.scan, next)
 	for o < hwm && !s.free(o) {
@@ -151,7 +156,16 @@ func (s *Shard) Reserve(nowMs, hwm, oldest, visibilityMs int64) (l Lease, ok boo
 		return Lease{}, false
 	}
 	s.scan = o + 1
-	return s.lease(o, nowMs+visibilityMs, false), true
+	return s.deliver(o, nowMs+visibilityMs), true
+}
+
+// deliver leases offset to a consumer until expiryMs, counting the delivery
+// while a backoff is set.
+func (s *Shard) deliver(offset, expiryMs int64) Lease {
+	if s.deliveries != nil {
+		s.countDelivery(offset)
+	}
+	return s.lease(offset, expiryMs, false)
 }
 
 // Ack settles a leased offset. At the frontier it advances the frontier over
@@ -165,6 +179,9 @@ func (s *Shard) Ack(offset int64, nonce uint64, nowMs int64) error {
 		return err
 	}
 	delete(s.leases, offset)
+	if s.deliveries != nil {
+		delete(s.deliveries, offset)
+	}
 	s.ahead[offset] = struct{}{}
 	s.advance()
 	return nil
@@ -178,6 +195,9 @@ func (s *Shard) SkipCorrupt(offset int64, nonce uint64, nowMs int64) error {
 		return err
 	}
 	delete(s.leases, offset)
+	if s.deliveries != nil {
+		delete(s.deliveries, offset)
+	}
 	s.corrupt[offset] = struct{}{}
 	s.advance()
 	return nil
@@ -198,7 +218,8 @@ func (s *Shard) Extend(offset int64, nonce uint64, nowMs, visibilityMs int64) (L
 // delivery until nowMs+delayMs: it is re-leased under a fresh nonce that no
 // consumer holds, so the old handle is dead at once and the offset comes
 // free when that lease lapses (a nack with a delay). While deferred it
-// counts against the in-flight cap like any lease.
+// counts against the in-flight cap like any lease. The explicit delay wins
+// over a backoff: it is kept as given, and its lapse frees the offset.
 func (s *Shard) Defer(offset int64, nonce uint64, nowMs, delayMs int64) error {
 	if err := s.check(offset, nonce, nowMs); err != nil {
 		return err
@@ -208,7 +229,8 @@ func (s *Shard) Defer(offset int64, nonce uint64, nowMs, delayMs int64) error {
 }
 
 // Deferred is how many of the live leases (after the last purge) are held
-// by a nack with a delay rather than by a consumer.
+// out of delivery (a nack with a delay, or a backoff) rather than by a
+// consumer.
 func (s *Shard) Deferred() int {
 	n := 0
 	for _, h := range s.leases {
@@ -219,25 +241,39 @@ func (s *Shard) Deferred() int {
 	return n
 }
 
-// Release drops a live lease so the offset can be delivered again at once
-// (a NACK, or a reservation given back unread).
+// Release ends a live lease (a NACK): without a backoff the offset can be
+// delivered again at once; with one it is deferred like Defer for the
+// backoff's wait after its latest delivery. A reservation that never
+// reached a consumer goes back with GiveBack instead.
 func (s *Shard) Release(offset int64, nonce uint64, nowMs int64) error {
 	if err := s.check(offset, nonce, nowMs); err != nil {
 		return err
+	}
+	if s.backoff.set() && s.holdBack(offset, nowMs, nowMs) {
+		return nil
 	}
 	s.unlease(offset)
 	return nil
 }
 
-// Purge drops every lease expired at nowMs and reports how many.
+// Purge drops every lease expired at nowMs and reports how many offsets it
+// freed. With a backoff, a lapsed consumer lease is deferred instead until
+// its expiry plus the backoff's wait, when that is still after nowMs; a
+// lapsed deferred hold is freed (no second wait). The loop ends: a re-held
+// lease expires after nowMs, and a deferred one is never re-held here.
 func (s *Shard) Purge(nowMs int64) int {
 	n := 0
 	for len(s.expiries) > 0 && s.expiries[0].expiryMs <= nowMs {
 		e := heap.Pop(&s.expiries).(expiry)
-		if h, ok := s.leases[e.offset]; ok && h.nonce == e.nonce && h.expiryMs == e.expiryMs {
-			s.unlease(e.offset)
-			n++
+		h, ok := s.leases[e.offset]
+		if !ok || h.nonce != e.nonce || h.expiryMs != e.expiryMs {
+			continue // superseded
 		}
+		if !h.deferred && s.backoff.set() && s.holdBack(e.offset, h.expiryMs, nowMs) {
+			continue
+		}
+		s.unlease(e.offset)
+		n++
 	}
 	return n
 }
@@ -317,6 +353,11 @@ func (s *Shard) jumpTo(oldest int64) {
 	for o := range s.leases {
 		if o <= s.committed {
 			delete(s.leases, o)
+		}
+	}
+	for o := range s.deliveries { // nil without a backoff
+		if o <= s.committed {
+			delete(s.deliveries, o)
 		}
 	}
 	for _, set := range []map[int64]struct{}{s.ahead, s.corrupt} {

@@ -73,7 +73,11 @@ func runScript(t *testing.T, script string) string {
 				nonces[l.Offset] = l.Nonce
 				res = fmt.Sprintf("lease %d expires %d", l.Offset, l.ExpiryMs)
 			}
-		case "ack", "skip", "extend", "release", "defer":
+		case "backoff":
+			s.SetBackoff(Backoff{InitialMs: args["initial"], Multiplier: float64(args["mult_pct"]) / 100,
+				MaxMs: args["max"], Jitter: float64(args["jitter_pct"]) / 100})
+			res = "ok"
+		case "ack", "skip", "extend", "release", "defer", "giveback":
 			nonce := nonces[args["offset"]]
 			if n, ok := args["nonce"]; ok {
 				nonce = uint64(n)
@@ -105,6 +109,8 @@ func settle(s *Shard, cmd string, offset int64, nonce uint64, now, vis, delay in
 		err = s.Release(offset, nonce, now)
 	case "defer":
 		err = s.Defer(offset, nonce, now, delay)
+	case "giveback":
+		err = s.GiveBack(offset, nonce, now)
 	}
 	switch {
 	case err == nil:
@@ -132,7 +138,30 @@ func describe(s *Shard) string {
 	if n := s.Deferred(); n > 0 {
 		out += fmt.Sprintf(" deferred=%d", n)
 	}
+	if s.Backoff().set() {
+		out += describeBackoff(s, leased)
+	}
 	return out
+}
+
+// describeBackoff lists, while a backoff is set, each deferred hold with
+// the time it lapses and each counted offset with its deliveries.
+func describeBackoff(s *Shard, leased []int64) string {
+	var until, counts []string
+	for _, o := range leased {
+		if h := s.leases[o]; h.deferred {
+			until = append(until, fmt.Sprintf("%d@%d", o, h.expiryMs))
+		}
+	}
+	counted := make([]int64, 0, len(s.deliveries))
+	for o := range s.deliveries {
+		counted = append(counted, o)
+	}
+	slices.Sort(counted)
+	for _, o := range counted {
+		counts = append(counts, fmt.Sprintf("%d:%d", o, s.Deliveries(o)))
+	}
+	return fmt.Sprintf(" until=[%s] deliveries=[%s]", strings.Join(until, " "), strings.Join(counts, " "))
 }
 
 func parse(t *testing.T, line string) (string, map[string]int64) {
