@@ -10,6 +10,7 @@ import (
 
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/jsonschema"
+	"github.com/narad/narad/adapters/metastore"
 	"github.com/narad/narad/adapters/quicpeer"
 	"github.com/narad/narad/adapters/telemetry"
 	"github.com/narad/narad/application/fanout"
@@ -40,14 +41,14 @@ type PlacementLock struct{ sync.Mutex }
 // (describe, the attach point) and cursor lag (children listing) through
 // peers, and reads this node's cursors through lag.
 func newTopicService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, v ports.SchemaValidator, c ports.Clock,
-	id NodeIdentity, peers *quicpeer.Peers, lag *fanout.LagReader, place *PlacementLock) (*topics.Service, error) {
+	id NodeIdentity, peers *quicpeer.Peers, lag *fanout.LagReader, place *PlacementLock, raft *metastore.Store) (*topics.Service, error) {
 	t := cfg.Topic
 	return topics.New(s, logs, v, c, rand.Reader, topics.Defaults{
 		Partitions: t.DefaultPartitions, MaxPartitions: t.MaxPartitions, RetentionMs: t.DefaultRetentionAgeMs,
 		VisibilityMs: t.DefaultVisibilityTimeoutMs, MaxInFlight: t.DefaultMaxInFlightPerPartition,
 		MaxAckedAhead: t.DefaultMaxAckedAheadPerPartition,
 	}, id.ID, topics.WithPeerStats(peers), topics.WithFanoutLag(lag), topics.WithPeerFanoutLag(peers),
-		topics.WithPlacementLock(place))
+		topics.WithPlacementLock(place), topics.WithRaftServers(raft))
 }
 
 func runRetentionSync(lc fx.Lifecycle, s ports.MetadataStore, logs ports.PartitionLogs, log *zap.Logger) error {

@@ -57,6 +57,7 @@ type topicCreateBody struct {
 	Parent        string          `json:"parent"`
 	FanoutDelayMs int64           `json:"fanout_delay_ms"`
 	Owner         string          `json:"owner"`
+	Redelivery    *redeliveryJSON `json:"redelivery"`
 }
 
 // topicAlterBody is the alter request (api.md §2.8); visibility_timeout_ms
@@ -68,6 +69,7 @@ type topicAlterBody struct {
 	Partitions        *int64          `json:"partitions"`
 	Schema            json.RawMessage `json:"schema"`
 	SchemaBaseVersion *int64          `json:"schema_base_version"`
+	Redelivery        json.RawMessage `json:"redelivery"`
 }
 
 // Answers to a topic body over 1 MiB (api.md §0.2): 413 for a create or
@@ -114,6 +116,7 @@ func (h *topicHandlers) create(c *gin.Context) {
 	req := topics.CreateRequest{
 		Caller: principalOf(c), Name: b.Name, Partitions: b.Partitions, RetentionMs: b.RetentionMs, VisibilityMs: b.VisibilityMs,
 		MaxInFlight: b.MaxInFlight, MaxAckedAhead: b.MaxAckedAhead, Parent: b.Parent, FanoutDelayMs: b.FanoutDelayMs,
+		Redelivery: b.Redelivery.request(),
 	}
 	if len(b.Schema) > 0 && string(b.Schema) != "null" {
 		req.Schema = b.Schema
@@ -224,6 +227,10 @@ func (h *topicHandlers) alter(c *gin.Context) {
 	if b.Schema != nil {
 		req.Schema = b.Schema
 	}
+	if err := alterRedelivery(b.Redelivery, &req); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
 	got, err := h.svc.Alter(c.Request.Context(), req)
 	if err != nil {
 		respondError(c, h.log, err)
@@ -303,6 +310,8 @@ type topicJSON struct {
 	AttachOffsets       []int64  `json:"attach_offsets,omitempty"`
 	// Remote is a remote child's link (api.md §2.10.2).
 	Remote *remoteLinkJSON `json:"remote,omitempty"`
+	// Redelivery is the topic's redelivery backoff (our extension).
+	Redelivery *redeliveryJSON `json:"redelivery,omitempty"`
 }
 
 // topicDescribeJSON adds what only describe returns (api.md §2.7).
@@ -351,7 +360,7 @@ func topicView(t meta.Topic) topicJSON {
 		VisibilityTimeoutMs: t.VisibilityTimeoutMs, MaxInFlight: t.MaxInFlight, MaxAckedAhead: t.MaxAckedAhead,
 		CreatedAt: t.CreatedAt, Owner: t.Owner, Role: t.Role(), Children: t.Children, Parent: t.Parent,
 		AttachEpoch: t.AttachEpoch, FanoutDelayMs: t.FanoutDelayMs, AttachOffsets: t.AttachOffsets,
-		Remote: remoteLinkView(t.Remote, false),
+		Remote: remoteLinkView(t.Remote, false), Redelivery: redeliveryView(t.Redelivery),
 	}
 }
 

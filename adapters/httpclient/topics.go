@@ -31,6 +31,8 @@ type Topic struct {
 	Schema                    json.RawMessage  `json:"schema,omitempty"`
 	PartitionStats            []PartitionStats `json:"partition_stats,omitempty"`
 	Partial                   bool             `json:"partial,omitempty"`
+	// Redelivery is the topic's redelivery backoff as the server sent it.
+	Redelivery json.RawMessage `json:"redelivery,omitempty"`
 }
 
 // PartitionStats is one entry of a describe's partition_stats (api.md §2.4).
@@ -67,6 +69,17 @@ type TopicSpec struct {
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	Parent                    string          `json:"parent,omitempty"`
 	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
+	Redelivery                *Redelivery     `json:"redelivery,omitempty"`
+}
+
+// Redelivery is a redelivery backoff to set (docs/api-extensions.md
+// "Redelivery backoff"); zero fields other than InitialMs take the
+// server's defaults.
+type Redelivery struct {
+	InitialMs  int64   `json:"initial_ms"`
+	Multiplier float64 `json:"multiplier,omitempty"`
+	MaxMs      int64   `json:"max_ms,omitempty"`
+	Jitter     float64 `json:"jitter,omitempty"`
 }
 
 // TopicAlter is the alter request of api.md §2.8: nil and zero fields are
@@ -78,6 +91,25 @@ type TopicAlter struct {
 	Partitions                int             `json:"partitions,omitempty"`
 	Schema                    json.RawMessage `json:"schema,omitempty"`
 	SchemaBaseVersion         int             `json:"schema_base_version,omitempty"`
+	// Redelivery sets the redelivery backoff; ClearRedelivery sends null.
+	Redelivery      *Redelivery `json:"-"`
+	ClearRedelivery bool        `json:"-"`
+}
+
+// MarshalJSON adds "redelivery": the policy, null to clear it, or nothing.
+func (a TopicAlter) MarshalJSON() ([]byte, error) {
+	type plain TopicAlter
+	out := struct {
+		plain
+		Redelivery any `json:"redelivery,omitempty"`
+	}{plain: plain(a)}
+	switch {
+	case a.Redelivery != nil:
+		out.Redelivery = a.Redelivery
+	case a.ClearRedelivery:
+		out.Redelivery = json.RawMessage("null")
+	}
+	return json.Marshal(out)
 }
 
 // SchemaHistory is the answer of GET /v1/topics/{topic}/schema (api.md §2.9.1).

@@ -49,7 +49,7 @@ func (m *Metrics) PartitionGauges(sample func() []PartitionSample) {
 		dropped:  prometheus.NewDesc("narad_consumer_dropped_messages", "Unacked records already deleted by retention.", labels, nil),
 		age:      prometheus.NewDesc("narad_oldest_unconsumed_message_age_seconds", "Age of the oldest unacked record.", labels, nil),
 		nackDelayed: prometheus.NewDesc("narad_nack_delayed_messages",
-			"Messages a nack with a delay holds back from delivery (counted in narad_inflight_size too).", labels, nil),
+			"Messages a nack with a delay or the topic's redelivery backoff holds back from delivery (counted in narad_inflight_size too).", labels, nil),
 	})
 }
 

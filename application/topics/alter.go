@@ -21,6 +21,9 @@ type AlterRequest struct {
 	Partitions        *int64
 	Schema            []byte
 	SchemaBaseVersion *int64
+	// Redelivery sets the redelivery backoff; ClearRedelivery removes it.
+	Redelivery      *RedeliveryRequest
+	ClearRedelivery bool
 }
 
 // Altered is an alter's outcome; PlacementErr is why new partitions could
@@ -31,10 +34,14 @@ type Altered struct {
 }
 
 // Alter applies the request's groups in the order retention → caps →
-// partitions → schema. It is not atomic: when a later group fails, earlier
+// partitions → redelivery → schema. It is not atomic: when a later group fails, earlier
 // groups stay applied and the error is returned.
 func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) {
 	if err := checkAlterRequest(req); err != nil {
+		return Altered{}, err
+	}
+	policy, err := s.alterRedelivery(ctx, req)
+	if err != nil {
 		return Altered{}, err
 	}
 	unlock := s.names.lock(req.Name)
@@ -60,6 +67,11 @@ func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) 
 			out.PlacementErr = s.placeMissing(ctx, t)
 		}
 	}
+	if req.Redelivery != nil || req.ClearRedelivery {
+		if err := s.applyRedelivery(ctx, req, policy); err != nil {
+			return Altered{}, err
+		}
+	}
 	if req.Schema != nil {
 		if err := s.alterSchema(ctx, req); err != nil {
 			return Altered{}, err
@@ -73,8 +85,11 @@ func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) 
 func checkAlterRequest(req AlterRequest) error {
 	refuse := func(msg string) error { return domain.Refuse(domain.ErrInvalidArgument, msg) }
 	switch {
-	case req.RetentionMs == nil && req.MaxInFlight == nil && req.MaxAckedAhead == nil && req.Partitions == nil && req.Schema == nil:
+	case req.RetentionMs == nil && req.MaxInFlight == nil && req.MaxAckedAhead == nil && req.Partitions == nil && req.Schema == nil &&
+		req.Redelivery == nil && !req.ClearRedelivery:
 		return refuse("at least one of partitions, retention_ms, max_*_per_partition, or schema is required")
+	case req.Redelivery != nil && req.ClearRedelivery:
+		return refuse("redelivery: set a policy or clear it (null), not both")
 	case req.Partitions != nil && *req.Partitions <= 0:
 		return refuse("partitions must be > 0")
 	case req.RetentionMs != nil && *req.RetentionMs < 0:

@@ -27,6 +27,8 @@ type CreateRequest struct {
 	Schema        []byte
 	Parent        string
 	FanoutDelayMs int64
+	// Redelivery is the topic's redelivery backoff; nil for none.
+	Redelivery *RedeliveryRequest
 }
 
 // Created is a create's outcome. Placement failing does not fail the
@@ -47,6 +49,10 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	if err != nil {
 		return Created{}, err
 	}
+	policy, err := s.createRedelivery(ctx, req)
+	if err != nil {
+		return Created{}, err
+	}
 	if err := s.checkPlaceable(); err != nil {
 		return Created{}, err
 	}
@@ -63,6 +69,11 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	t, err := s.readTopic(req.Name)
 	if err != nil {
 		return Created{}, err
+	}
+	if policy != nil {
+		if t, err = s.setCreatedRedelivery(ctx, req, t, policy); err != nil {
+			return Created{}, err
+		}
 	}
 	return Created{Topic: t, PlacementErr: s.placeMissing(ctx, t)}, nil
 }

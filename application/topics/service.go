@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/narad/narad/application/leaderconfirm"
+	"github.com/narad/narad/application/releasegate"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -56,6 +57,8 @@ type Service struct {
 	random io.Reader
 
 	peers ports.PeerStats // nil: other owners' partitions cannot be asked
+
+	servers releasegate.Servers // nil: the release gate reads member records only
 
 	fanoutLag FanoutLag           // nil: this node's cursors cannot be read
 	peerLag   ports.PeerFanoutLag // nil: other owners' cursors cannot be asked

@@ -218,6 +218,7 @@ func (b *fakeBroker) create(w http.ResponseWriter, r *http.Request) {
 		Schema                    json.RawMessage `json:"schema"`
 		Parent                    string          `json:"parent"`
 		FanoutDelayMs             int64           `json:"fanout_delay_ms"`
+		Redelivery                json.RawMessage `json:"redelivery"`
 	}
 	if !decodeStrict(w, r, &req) {
 		return
@@ -249,7 +250,7 @@ func (b *fakeBroker) create(w http.ResponseWriter, r *http.Request) {
 	if req.VisibilityTimeoutMs > 0 {
 		ft.meta.VisibilityTimeoutMs = req.VisibilityTimeoutMs
 	}
-	ft.meta.Parent, ft.meta.FanoutDelayMs = req.Parent, req.FanoutDelayMs
+	ft.meta.Parent, ft.meta.FanoutDelayMs, ft.meta.Redelivery = req.Parent, req.FanoutDelayMs, req.Redelivery
 	if len(req.Schema) > 0 {
 		ft.schemas = append(ft.schemas, req.Schema)
 	}
@@ -311,9 +312,15 @@ func (b *fakeBroker) alter(w http.ResponseWriter, r *http.Request, ft *fakeTopic
 		SchemaBaseVersion int             `json:"schema_base_version"`
 		MaxInFlight       *int64          `json:"max_in_flight_per_partition"`
 		MaxAckedAhead     *int64          `json:"max_acked_ahead_per_partition"`
+		Redelivery        json.RawMessage `json:"redelivery"`
 	}
 	if !decodeStrict(w, r, &req) {
 		return
+	}
+	if string(req.Redelivery) == "null" {
+		ft.meta.Redelivery = nil
+	} else if req.Redelivery != nil {
+		ft.meta.Redelivery = req.Redelivery
 	}
 	if req.SchemaBaseVersion != 0 && req.SchemaBaseVersion != len(ft.schemas) {
 		writeErr(w, 409, "schema version conflict")

@@ -93,6 +93,7 @@ func newTopicAddCmd(e *env, g *globals) *cobra.Command {
 	var spec httpclient.TopicSpec
 	var retention, visibility, delay durationMs
 	var schema string
+	var redelivery redeliveryFlags
 	c := &cobra.Command{
 		Use:   "add <name>",
 		Short: "Create a topic and print it as JSON",
@@ -108,8 +109,11 @@ func newTopicAddCmd(e *env, g *globals) *cobra.Command {
 				spec.RetentionMs = &retention.ms
 			}
 			spec.VisibilityTimeoutMs, spec.FanoutDelayMs = visibility.ms, delay.ms
+			var err error
+			if spec.Redelivery, err = redelivery.policy(cmd.Flags()); err != nil {
+				return err
+			}
 			if schema != "" {
-				var err error
 				if spec.Schema, err = readSchema(e, schema); err != nil {
 					return err
 				}
@@ -134,6 +138,7 @@ func newTopicAddCmd(e *env, g *globals) *cobra.Command {
 	f.StringVar(&schema, "schema", "", "JSON Schema: inline JSON, @file, or - for standard input")
 	f.StringVar(&spec.Parent, "parent", "", "create as a fan-out child of this topic")
 	f.Var(&delay, "delay", "make the child a delay child (needs --parent)")
+	redelivery.register(f, false)
 	return c
 }
 
@@ -221,6 +226,7 @@ func printTopicInfo(w io.Writer, t *httpclient.Topic) error {
 	if t.FanoutDelayMs > 0 {
 		row("fan-out delay", formatMs(t.FanoutDelayMs))
 	}
+	row("redelivery", redeliveryText(t.Redelivery))
 	if t.SchemaVersion > 0 {
 		row("schema", fmt.Sprintf("version %d", t.SchemaVersion))
 	} else {
@@ -265,9 +271,10 @@ func newTopicEditCmd(e *env, g *globals) *cobra.Command {
 	var retention, visibility durationMs
 	var schema string
 	var maxInFlight, maxAckedAhead int64
+	var redelivery redeliveryFlags
 	c := &cobra.Command{
 		Use:   "edit <name>",
-		Short: "Change a topic: retention, caps, partition count (grow only) or schema",
+		Short: "Change a topic: retention, caps, partition count (grow only), redelivery backoff or schema",
 		Args:  exactArgs("name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -291,8 +298,14 @@ func newTopicEditCmd(e *env, g *globals) *cobra.Command {
 			} else if change.SchemaBaseVersion != 0 {
 				return usagef("--schema-base-version needs --schema")
 			}
-			if change.RetentionMs == nil && change.MaxInFlightPerPartition == nil && change.MaxAckedAheadPerPartition == nil && change.Partitions == 0 && change.Schema == nil {
-				return usagef("nothing to change: give --retention, --partitions, --schema, --max-in-flight or --max-acked-ahead")
+			var err error
+			if change.Redelivery, err = redelivery.policy(f); err != nil {
+				return err
+			}
+			change.ClearRedelivery = redelivery.none
+			if change.RetentionMs == nil && change.MaxInFlightPerPartition == nil && change.MaxAckedAheadPerPartition == nil && change.Partitions == 0 && change.Schema == nil &&
+				change.Redelivery == nil && !change.ClearRedelivery {
+				return usagef("nothing to change: give --retention, --partitions, --schema, --max-in-flight, --max-acked-ahead, --redelivery-initial or --no-redelivery")
 			}
 			cl, err := g.client(e)
 			if err != nil {
@@ -313,6 +326,7 @@ func newTopicEditCmd(e *env, g *globals) *cobra.Command {
 	f.Int64Var(&maxInFlight, "max-in-flight", 0, "leased messages per partition (0 = server default)")
 	f.Int64Var(&maxAckedAhead, "max-acked-ahead", 0, "out-of-order acks held per partition (0 = server default)")
 	f.Var(&visibility, "visibility", "refused: the visibility timeout is fixed at creation")
+	redelivery.register(f, true)
 	return c
 }
 

@@ -49,6 +49,12 @@ func TestTopicAdd(t *testing.T) {
 		"schema_not_json":              {args: []string{"orders", "--schema", "{"}, code: 2},
 		"bad_duration":                 {args: []string{"orders", "--retention", "soon"}, code: 2},
 		"negative_duration":            {args: []string{"orders", "--retention", "-1h"}, code: 2},
+		"redelivery":                   {args: []string{"orders", "--redelivery-initial", "1s", "--redelivery-multiplier", "3", "--redelivery-max", "2m", "--redelivery-jitter", "0.25"}, body: `{"name":"orders","redelivery":{"initial_ms":1000,"multiplier":3,"max_ms":120000,"jitter":0.25}}`},
+		"redelivery_defaults":          {args: []string{"orders", "--redelivery-initial", "500ms"}, body: `{"name":"orders","redelivery":{"initial_ms":500}}`},
+		"redelivery_needs_initial":     {args: []string{"orders", "--redelivery-max", "2m"}, code: 2},
+		"redelivery_initial_zero":      {args: []string{"orders", "--redelivery-initial", "0"}, code: 2},
+		"redelivery_forever":           {args: []string{"orders", "--redelivery-initial", "forever"}, code: 2},
+		"no_redelivery_is_edit_only":   {args: []string{"orders", "--no-redelivery"}, code: 2},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,9 +128,10 @@ func TestTopicInfo(t *testing.T) {
 	ft := b.addTopic("pay", 3, []string{"a", "bb"}, []string{"ccc"})
 	ft.parts[2].down = true
 	ft.schemas = append(ft.schemas, json.RawMessage(`true`))
+	ft.meta.Redelivery = json.RawMessage(`{"initial_ms":1500,"multiplier":2,"max_ms":600000,"jitter":0.2}`)
 	r := runCLI(t, cliOpts{}, "topic", "info", "pay", "-s", b.url())
 	for _, want := range []string{
-		"name:                pay", "retention:           7d", "visibility timeout:  30s", "schema:              version 1",
+		"name:                pay", "retention:           7d", "redelivery:          1.5s, then x2 up to 10m, jitter 0.2", "visibility timeout:  30s", "schema:              version 1",
 		"0          n1     ok                  0       2               1         3 B",
 		"2          n3     unavailable (dead)  -       -               -         -",
 		"1 of 3 partitions unavailable",
@@ -157,6 +164,10 @@ func TestTopicEdit(t *testing.T) {
 		"visibility_refused":  {args: []string{"--visibility", "1m"}, code: 2, msg: "--visibility cannot be changed"},
 		"nothing_to_change":   {args: []string{}, code: 2, msg: "nothing to change"},
 		"base_without_schema": {args: []string{"--schema-base-version", "1"}, code: 2, msg: "needs --schema"},
+		"redelivery":          {args: []string{"--redelivery-initial", "2s", "--redelivery-max", "1m"}, body: `{"redelivery":{"initial_ms":2000,"max_ms":60000}}`},
+		"no_redelivery":       {args: []string{"--no-redelivery"}, body: `{"redelivery":null}`},
+		"no_redelivery_mixed": {args: []string{"--no-redelivery", "--redelivery-initial", "1s"}, code: 2, msg: "cannot be combined"},
+		"jitter_alone":        {args: []string{"--redelivery-jitter", "0.5"}, code: 2, msg: "need --redelivery-initial"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -34,6 +34,7 @@ type topicView struct {
 	PartitionStats []struct {
 		Index int `json:"index"`
 	} `json:"partition_stats"`
+	Redelivery map[string]any `json:"redelivery"`
 }
 
 // createTopic creates a topic as root and wants 201.
@@ -89,6 +90,7 @@ func (cl *client) topics(t *testing.T) {
 	cl.do(t, bad(js("PATCH", "/v1/topics/orders", root, obj{})), 400).wantError(t, "at least one of")
 	cl.do(t, bad(js("PATCH", "/v1/topics/orders", root, obj{"visibility_timeout_ms": 1000})), 400).wantError(t, "unknown field")
 	cl.do(t, js("PATCH", "/v1/topics/nosuch", root, obj{"retention_ms": 0}), 404)
+	cl.redelivery(t)
 
 	var hist struct {
 		Topic    string `json:"topic"`
@@ -143,4 +145,26 @@ func (cl *client) children(t *testing.T) {
 	cl.do(t, bad(del("/v1/topics/fan/children/fan-delayed?force=maybe", root)), 400)
 	cl.do(t, del("/v1/topics/fan/children/fan-delayed?force=true", root), 204)
 	cl.do(t, del("/v1/topics/fan/children/fan-delayed", root), 404)
+}
+
+// redelivery exercises the topic's redelivery backoff (our extension) on
+// create, alter and describe, and its refusals.
+func (cl *client) redelivery(t *testing.T) {
+	jobs := cl.createTopic(t, obj{"name": "jobs", "redelivery": obj{"initial_ms": 1000, "jitter": 0.1}})
+	if jobs.Redelivery == nil || jobs.Redelivery["max_ms"] != 600000.0 {
+		t.Errorf("create with redelivery: %+v", jobs)
+	}
+	cl.do(t, js("PATCH", "/v1/topics/jobs", root, obj{"redelivery": obj{"initial_ms": 200, "multiplier": 3, "max_ms": 5000}}), 200)
+	var d topicView
+	cl.do(t, get("/v1/topics/jobs", root), 200).decode(t, &d)
+	if d.Redelivery == nil || d.Redelivery["multiplier"] != 3.0 {
+		t.Errorf("describe after alter: %+v", d.Redelivery)
+	}
+	cl.do(t, js("PATCH", "/v1/topics/jobs", root, obj{"redelivery": nil}), 200)
+	cl.do(t, js("POST", "/v1/topics", root, obj{"name": "nojobs", "redelivery": nil}), 201)
+	cl.do(t, js("PATCH", "/v1/topics/jobs", root, obj{"redelivery": obj{"initial_ms": 200, "max_ms": 100}}), 400).wantError(t, "redelivery.max_ms must be from initial_ms (200)")
+	cl.do(t, bad(js("PATCH", "/v1/topics/jobs", root, obj{"redelivery": obj{"initial_ms": 0}})), 400).wantError(t, "redelivery.initial_ms must be from 1")
+	cl.do(t, bad(js("PATCH", "/v1/topics/jobs", root, obj{"redelivery": obj{"max_ms": 100}})), 400).wantError(t, "redelivery.initial_ms is required")
+	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "j2", "redelivery": obj{"initial_ms": 5, "jitter": 2}})), 400).wantError(t, "redelivery.jitter must be from 0 to 1")
+	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "j2", "redelivery": obj{"initial_ms": 5, "later": 1}})), 400).wantError(t, `unknown field "later"`)
 }
