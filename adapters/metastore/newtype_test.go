@@ -3,6 +3,7 @@ package metastore
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,7 +79,12 @@ func TestOpenRefusesDatabaseFromNewerRelease(t *testing.T) {
 	if !errors.Is(err, ErrNewerDatabase) {
 		t.Fatalf("Open = %v, want ErrNewerDatabase", err)
 	}
-	for _, want := range []string{"entry type 38", "applies through 37", "applied through index 1"} {
+	wants := []string{
+		fmt.Sprintf("entry type %d", newerType),
+		fmt.Sprintf("applies through %d", meta.AppliesThroughType),
+		"applied through index 1",
+	}
+	for _, want := range wants {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("error %q does not say %q", err, want)
 		}

@@ -94,7 +94,7 @@ func TestPartitionNackDelayed(t *testing.T) {
 		return []PartitionSample{{Topic: "a", Partition: 0, InFlight: 5, NackDelayed: 3, Lag: -1}, {Topic: "b", Partition: 2, Lag: -1}}
 	})
 	want := `
-# HELP narad_nack_delayed_messages Messages a nack with a delay holds back from delivery (counted in narad_inflight_size too).
+# HELP narad_nack_delayed_messages Messages a nack with a delay or the topic's redelivery backoff holds back from delivery (counted in narad_inflight_size too).
 # TYPE narad_nack_delayed_messages gauge
 narad_nack_delayed_messages{partition="0",topic="a"} 3
 narad_nack_delayed_messages{partition="2",topic="b"} 0
