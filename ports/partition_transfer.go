@@ -23,7 +23,8 @@ type TransferListing struct {
 	HighWatermark int64
 	Segments      []TransferFile
 	// Side are the files beside the segments that move with the
-	// partition: the consumer position (consumer.offset, consumer.ahead)
+	// partition: the consumer position (consumer.offset, consumer.ahead),
+	// the receive counts of dead letters (consumer.receives, ReceiveLog)
 	// and the fan-out cursors (fanout-<child>.offset), whole.
 	Side []TransferFile
 	// Marker is the partition's move.marker when a move installed it

@@ -98,8 +98,8 @@ func (s *Store) Freeze(ref domain.PartitionRef, token string, ttl time.Duration)
 }
 
 // sideFiles lists the files beside the segments that move with a
-// partition (internals.md §11.4): the consumer position and the fan-out
-// cursors, with their sizes now.
+// partition (internals.md §11.4): the consumer position, the receive
+// counts and the fan-out cursors, with their sizes now.
 func (s *Store) sideFiles(dir string) ([]ports.TransferFile, error) {
 	names, err := s.opts.FS.List(dir)
 	if err != nil {
@@ -126,18 +126,21 @@ const (
 	sideReadRetryPause = 5 * time.Millisecond
 )
 
-// Side files a move copies. They belong to adapters/offsetstore and
-// adapters/cursorfile; this package only carries them.
+// Side files a move copies. They belong to adapters/offsetstore,
+// adapters/receivelog and adapters/cursorfile; this package only carries
+// them.
 const (
-	sideConsumerOffset = "consumer.offset"
-	sideConsumerAhead  = "consumer.ahead"
-	sideCursorPrefix   = "fanout-"
-	sideCursorSuffix   = ".offset"
+	sideConsumerOffset   = "consumer.offset"
+	sideConsumerAhead    = "consumer.ahead"
+	sideConsumerReceives = "consumer.receives" // adapters/receivelog: receive counts (dead letters)
+	sideCursorPrefix     = "fanout-"
+	sideCursorSuffix     = ".offset"
 )
 
 // isSideFile reports whether name is a side file a move copies.
 func isSideFile(name string) bool {
-	if name == sideConsumerOffset || name == sideConsumerAhead {
+	switch name {
+	case sideConsumerOffset, sideConsumerAhead, sideConsumerReceives:
 		return true
 	}
 	child, ok := strings.CutPrefix(name, sideCursorPrefix)

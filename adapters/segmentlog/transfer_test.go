@@ -41,8 +41,9 @@ func stageCopy(t *testing.T, src, dst *Store, ref domain.PartitionRef, chunk int
 // (internals.md §11.3: sealed segments whole, the active one to its last
 // visible frame, the exact high watermark, the side files) and installed
 // on another store opens there with every committed record at its offset
-// and takes new commits after them; the destination's old copy is set
-// aside, not deleted.
+// and takes new commits after them, with its side files (receive counts
+// included, a compaction's leftover .tmp not); the destination's old copy
+// is set aside, not deleted.
 func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 	srcFS, dstFS := vfs.NewMem(), vfs.NewMem()
 	opts := testOptions(srcFS, newFakeClock())
@@ -66,8 +67,30 @@ func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 	dst := mustOpen(t, testOptions(dstFS, newFakeClock()))
 	defer func() { _ = dst.Close() }()
 	mustCommit(t, dst, ref, batch(50, 3))
-	if err := vfs.WriteFileAtomic(srcFS, filepath.Join(partDir(ref), "fanout-orders-dr.offset"), []byte("cursor")); err != nil {
+	for name, b := range map[string]string{
+		"fanout-orders-dr.offset": "cursor",
+		"consumer.receives":       "receive counts",
+		"consumer.receives.tmp":   "a compaction that never finished",
+	} {
+		if err := vfs.WriteFileAtomic(srcFS, filepath.Join(partDir(ref), name), []byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The receive counts (adapters/receivelog) move with the partition; a
+	// compaction's leftover does not.
+	side, err := src.TransferListing(ref)
+	if err != nil {
 		t.Fatal(err)
+	}
+	listed := map[string]int64{}
+	for _, f := range side.Side {
+		listed[f.Name] = f.Size
+	}
+	if listed["consumer.receives"] != int64(len("receive counts")) || listed["fanout-orders-dr.offset"] != int64(len("cursor")) {
+		t.Fatalf("side files listed: %+v", side.Side)
+	}
+	if _, ok := listed["consumer.receives.tmp"]; ok {
+		t.Fatalf("a leftover .tmp is listed: %+v", side.Side)
 	}
 	hwm := stageCopy(t, src, dst, ref, 777)
 	if hwm != int64(len(all)) {
@@ -91,6 +114,12 @@ func TestTransferCopyRecoversEveryCommittedRecord(t *testing.T) {
 	}
 	if b, err := vfs.ReadFile(dstFS, filepath.Join(partDir(ref), "fanout-orders-dr.offset")); err != nil || string(b) != "cursor" {
 		t.Fatalf("the cursor file moved as %q, %v", b, err)
+	}
+	if b, err := vfs.ReadFile(dstFS, filepath.Join(partDir(ref), "consumer.receives")); err != nil || string(b) != "receive counts" {
+		t.Fatalf("the receive counts moved as %q, %v", b, err)
+	}
+	if _, err := dstFS.Stat(filepath.Join(partDir(ref), "consumer.receives.tmp")); err == nil {
+		t.Fatal("a leftover .tmp moved with the partition")
 	}
 	if _, err := dstFS.Stat(partDir(ref) + quarantineSuffix); err != nil {
 		t.Fatalf("the old copy was not set aside: %v", err)
