@@ -58,6 +58,7 @@ type topicCreateBody struct {
 	FanoutDelayMs int64           `json:"fanout_delay_ms"`
 	Owner         string          `json:"owner"`
 	Redelivery    *redeliveryJSON `json:"redelivery"`
+	DeadLetter    *deadLetterJSON `json:"dead_letter"`
 }
 
 // topicAlterBody is the alter request (api.md §2.8); visibility_timeout_ms
@@ -70,6 +71,7 @@ type topicAlterBody struct {
 	Schema            json.RawMessage `json:"schema"`
 	SchemaBaseVersion *int64          `json:"schema_base_version"`
 	Redelivery        json.RawMessage `json:"redelivery"`
+	DeadLetter        json.RawMessage `json:"dead_letter"`
 }
 
 // Answers to a topic body over 1 MiB (api.md §0.2): 413 for a create or
@@ -116,7 +118,7 @@ func (h *topicHandlers) create(c *gin.Context) {
 	req := topics.CreateRequest{
 		Caller: principalOf(c), Name: b.Name, Partitions: b.Partitions, RetentionMs: b.RetentionMs, VisibilityMs: b.VisibilityMs,
 		MaxInFlight: b.MaxInFlight, MaxAckedAhead: b.MaxAckedAhead, Parent: b.Parent, FanoutDelayMs: b.FanoutDelayMs,
-		Redelivery: b.Redelivery.request(),
+		Redelivery: b.Redelivery.request(), DeadLetter: b.DeadLetter.request(),
 	}
 	if len(b.Schema) > 0 && string(b.Schema) != "null" {
 		req.Schema = b.Schema
@@ -231,6 +233,10 @@ func (h *topicHandlers) alter(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
+	if err := alterDeadLetter(b.DeadLetter, &req); err != nil {
+		respondError(c, h.log, err)
+		return
+	}
 	got, err := h.svc.Alter(c.Request.Context(), req)
 	if err != nil {
 		respondError(c, h.log, err)
@@ -312,6 +318,8 @@ type topicJSON struct {
 	Remote *remoteLinkJSON `json:"remote,omitempty"`
 	// Redelivery is the topic's redelivery backoff (our extension).
 	Redelivery *redeliveryJSON `json:"redelivery,omitempty"`
+	// DeadLetter is the topic's dead-letter policy (our extension).
+	DeadLetter *deadLetterJSON `json:"dead_letter,omitempty"`
 }
 
 // topicDescribeJSON adds what only describe returns (api.md §2.7).
@@ -361,6 +369,7 @@ func topicView(t meta.Topic) topicJSON {
 		CreatedAt: t.CreatedAt, Owner: t.Owner, Role: t.Role(), Children: t.Children, Parent: t.Parent,
 		AttachEpoch: t.AttachEpoch, FanoutDelayMs: t.FanoutDelayMs, AttachOffsets: t.AttachOffsets,
 		Remote: remoteLinkView(t.Remote, false), Redelivery: redeliveryView(t.Redelivery),
+		DeadLetter: deadLetterView(t.DeadLetter),
 	}
 }
 

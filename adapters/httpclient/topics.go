@@ -33,6 +33,8 @@ type Topic struct {
 	Partial                   bool             `json:"partial,omitempty"`
 	// Redelivery is the topic's redelivery backoff as the server sent it.
 	Redelivery json.RawMessage `json:"redelivery,omitempty"`
+	// DeadLetter is the topic's dead-letter policy as the server sent it.
+	DeadLetter json.RawMessage `json:"dead_letter,omitempty"`
 }
 
 // PartitionStats is one entry of a describe's partition_stats (api.md §2.4).
@@ -70,6 +72,7 @@ type TopicSpec struct {
 	Parent                    string          `json:"parent,omitempty"`
 	FanoutDelayMs             int64           `json:"fanout_delay_ms,omitempty"`
 	Redelivery                *Redelivery     `json:"redelivery,omitempty"`
+	DeadLetter                *DeadLetter     `json:"dead_letter,omitempty"`
 }
 
 // Redelivery is a redelivery backoff to set (docs/api-extensions.md
@@ -80,6 +83,13 @@ type Redelivery struct {
 	Multiplier float64 `json:"multiplier,omitempty"`
 	MaxMs      int64   `json:"max_ms,omitempty"`
 	Jitter     float64 `json:"jitter,omitempty"`
+}
+
+// DeadLetter is a dead-letter policy to set (docs/api-extensions.md "Dead
+// letters"): both fields are sent, and the server requires both.
+type DeadLetter struct {
+	Topic           string `json:"topic"`
+	MaxReceiveCount int64  `json:"max_receive_count"`
 }
 
 // TopicAlter is the alter request of api.md §2.8: nil and zero fields are
@@ -94,20 +104,31 @@ type TopicAlter struct {
 	// Redelivery sets the redelivery backoff; ClearRedelivery sends null.
 	Redelivery      *Redelivery `json:"-"`
 	ClearRedelivery bool        `json:"-"`
+	// DeadLetter sets the dead-letter policy; ClearDeadLetter sends null.
+	DeadLetter      *DeadLetter `json:"-"`
+	ClearDeadLetter bool        `json:"-"`
 }
 
-// MarshalJSON adds "redelivery": the policy, null to clear it, or nothing.
+// MarshalJSON adds "redelivery" and "dead_letter": the policy, null to
+// clear it, or nothing.
 func (a TopicAlter) MarshalJSON() ([]byte, error) {
 	type plain TopicAlter
 	out := struct {
 		plain
 		Redelivery any `json:"redelivery,omitempty"`
+		DeadLetter any `json:"dead_letter,omitempty"`
 	}{plain: plain(a)}
 	switch {
 	case a.Redelivery != nil:
 		out.Redelivery = a.Redelivery
 	case a.ClearRedelivery:
 		out.Redelivery = json.RawMessage("null")
+	}
+	switch {
+	case a.DeadLetter != nil:
+		out.DeadLetter = a.DeadLetter
+	case a.ClearDeadLetter:
+		out.DeadLetter = json.RawMessage("null")
 	}
 	return json.Marshal(out)
 }

@@ -24,6 +24,9 @@ type AlterRequest struct {
 	// Redelivery sets the redelivery backoff; ClearRedelivery removes it.
 	Redelivery      *RedeliveryRequest
 	ClearRedelivery bool
+	// DeadLetter sets the dead-letter policy; ClearDeadLetter removes it.
+	DeadLetter      *DeadLetterRequest
+	ClearDeadLetter bool
 }
 
 // Altered is an alter's outcome; PlacementErr is why new partitions could
@@ -34,13 +37,17 @@ type Altered struct {
 }
 
 // Alter applies the request's groups in the order retention → caps →
-// partitions → redelivery → schema. It is not atomic: when a later group fails, earlier
-// groups stay applied and the error is returned.
+// partitions → redelivery → dead letter → schema. It is not atomic: when a
+// later group fails, earlier groups stay applied and the error is returned.
 func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) {
 	if err := checkAlterRequest(req); err != nil {
 		return Altered{}, err
 	}
 	policy, err := s.alterRedelivery(ctx, req)
+	if err != nil {
+		return Altered{}, err
+	}
+	deadLetter, err := s.alterDeadLetter(ctx, req)
 	if err != nil {
 		return Altered{}, err
 	}
@@ -72,6 +79,11 @@ func (s *Service) Alter(ctx context.Context, req AlterRequest) (Altered, error) 
 			return Altered{}, err
 		}
 	}
+	if req.DeadLetter != nil || req.ClearDeadLetter {
+		if err := s.applyDeadLetter(ctx, req, deadLetter); err != nil {
+			return Altered{}, err
+		}
+	}
 	if req.Schema != nil {
 		if err := s.alterSchema(ctx, req); err != nil {
 			return Altered{}, err
@@ -86,10 +98,12 @@ func checkAlterRequest(req AlterRequest) error {
 	refuse := func(msg string) error { return domain.Refuse(domain.ErrInvalidArgument, msg) }
 	switch {
 	case req.RetentionMs == nil && req.MaxInFlight == nil && req.MaxAckedAhead == nil && req.Partitions == nil && req.Schema == nil &&
-		req.Redelivery == nil && !req.ClearRedelivery:
+		req.Redelivery == nil && !req.ClearRedelivery && req.DeadLetter == nil && !req.ClearDeadLetter:
 		return refuse("at least one of partitions, retention_ms, max_*_per_partition, or schema is required")
 	case req.Redelivery != nil && req.ClearRedelivery:
 		return refuse("redelivery: set a policy or clear it (null), not both")
+	case req.DeadLetter != nil && req.ClearDeadLetter:
+		return refuse("dead_letter: set a policy or clear it (null), not both")
 	case req.Partitions != nil && *req.Partitions <= 0:
 		return refuse("partitions must be > 0")
 	case req.RetentionMs != nil && *req.RetentionMs < 0:

@@ -29,6 +29,8 @@ type CreateRequest struct {
 	FanoutDelayMs int64
 	// Redelivery is the topic's redelivery backoff; nil for none.
 	Redelivery *RedeliveryRequest
+	// DeadLetter is the topic's dead-letter policy; nil for none.
+	DeadLetter *DeadLetterRequest
 }
 
 // Created is a create's outcome. Placement failing does not fail the
@@ -53,6 +55,10 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	if err != nil {
 		return Created{}, err
 	}
+	deadLetter, err := s.createDeadLetter(ctx, req)
+	if err != nil {
+		return Created{}, err
+	}
 	if err := s.checkPlaceable(); err != nil {
 		return Created{}, err
 	}
@@ -72,6 +78,11 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (Created, error
 	}
 	if policy != nil {
 		if t, err = s.setCreatedRedelivery(ctx, req, t, policy); err != nil {
+			return Created{}, err
+		}
+	}
+	if deadLetter != nil {
+		if t, err = s.setCreatedDeadLetter(ctx, req, t, deadLetter); err != nil {
 			return Created{}, err
 		}
 	}

@@ -219,6 +219,7 @@ func (b *fakeBroker) create(w http.ResponseWriter, r *http.Request) {
 		Parent                    string          `json:"parent"`
 		FanoutDelayMs             int64           `json:"fanout_delay_ms"`
 		Redelivery                json.RawMessage `json:"redelivery"`
+		DeadLetter                json.RawMessage `json:"dead_letter"`
 	}
 	if !decodeStrict(w, r, &req) {
 		return
@@ -251,6 +252,7 @@ func (b *fakeBroker) create(w http.ResponseWriter, r *http.Request) {
 		ft.meta.VisibilityTimeoutMs = req.VisibilityTimeoutMs
 	}
 	ft.meta.Parent, ft.meta.FanoutDelayMs, ft.meta.Redelivery = req.Parent, req.FanoutDelayMs, req.Redelivery
+	ft.meta.DeadLetter = req.DeadLetter
 	if len(req.Schema) > 0 {
 		ft.schemas = append(ft.schemas, req.Schema)
 	}
@@ -313,6 +315,7 @@ func (b *fakeBroker) alter(w http.ResponseWriter, r *http.Request, ft *fakeTopic
 		MaxInFlight       *int64          `json:"max_in_flight_per_partition"`
 		MaxAckedAhead     *int64          `json:"max_acked_ahead_per_partition"`
 		Redelivery        json.RawMessage `json:"redelivery"`
+		DeadLetter        json.RawMessage `json:"dead_letter"`
 	}
 	if !decodeStrict(w, r, &req) {
 		return
@@ -321,6 +324,11 @@ func (b *fakeBroker) alter(w http.ResponseWriter, r *http.Request, ft *fakeTopic
 		ft.meta.Redelivery = nil
 	} else if req.Redelivery != nil {
 		ft.meta.Redelivery = req.Redelivery
+	}
+	if string(req.DeadLetter) == "null" {
+		ft.meta.DeadLetter = nil
+	} else if req.DeadLetter != nil {
+		ft.meta.DeadLetter = req.DeadLetter
 	}
 	if req.SchemaBaseVersion != 0 && req.SchemaBaseVersion != len(ft.schemas) {
 		writeErr(w, 409, "schema version conflict")

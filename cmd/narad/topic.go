@@ -94,6 +94,7 @@ func newTopicAddCmd(e *env, g *globals) *cobra.Command {
 	var retention, visibility, delay durationMs
 	var schema string
 	var redelivery redeliveryFlags
+	var deadLetter deadLetterFlags
 	c := &cobra.Command{
 		Use:   "add <name>",
 		Short: "Create a topic and print it as JSON",
@@ -111,6 +112,9 @@ func newTopicAddCmd(e *env, g *globals) *cobra.Command {
 			spec.VisibilityTimeoutMs, spec.FanoutDelayMs = visibility.ms, delay.ms
 			var err error
 			if spec.Redelivery, err = redelivery.policy(cmd.Flags()); err != nil {
+				return err
+			}
+			if spec.DeadLetter, err = deadLetter.policy(cmd.Flags()); err != nil {
 				return err
 			}
 			if schema != "" {
@@ -139,6 +143,7 @@ func newTopicAddCmd(e *env, g *globals) *cobra.Command {
 	f.StringVar(&spec.Parent, "parent", "", "create as a fan-out child of this topic")
 	f.Var(&delay, "delay", "make the child a delay child (needs --parent)")
 	redelivery.register(f, false)
+	deadLetter.register(f, false)
 	return c
 }
 
@@ -227,6 +232,7 @@ func printTopicInfo(w io.Writer, t *httpclient.Topic) error {
 		row("fan-out delay", formatMs(t.FanoutDelayMs))
 	}
 	row("redelivery", redeliveryText(t.Redelivery))
+	row("dead letter", deadLetterText(t.DeadLetter))
 	if t.SchemaVersion > 0 {
 		row("schema", fmt.Sprintf("version %d", t.SchemaVersion))
 	} else {
@@ -272,9 +278,10 @@ func newTopicEditCmd(e *env, g *globals) *cobra.Command {
 	var schema string
 	var maxInFlight, maxAckedAhead int64
 	var redelivery redeliveryFlags
+	var deadLetter deadLetterFlags
 	c := &cobra.Command{
 		Use:   "edit <name>",
-		Short: "Change a topic: retention, caps, partition count (grow only), redelivery backoff or schema",
+		Short: "Change a topic: retention, caps, partition count (grow only), redelivery backoff, dead-letter policy or schema",
 		Args:  exactArgs("name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -303,9 +310,13 @@ func newTopicEditCmd(e *env, g *globals) *cobra.Command {
 				return err
 			}
 			change.ClearRedelivery = redelivery.none
+			if change.DeadLetter, err = deadLetter.policy(f); err != nil {
+				return err
+			}
+			change.ClearDeadLetter = deadLetter.none
 			if change.RetentionMs == nil && change.MaxInFlightPerPartition == nil && change.MaxAckedAheadPerPartition == nil && change.Partitions == 0 && change.Schema == nil &&
-				change.Redelivery == nil && !change.ClearRedelivery {
-				return usagef("nothing to change: give --retention, --partitions, --schema, --max-in-flight, --max-acked-ahead, --redelivery-initial or --no-redelivery")
+				change.Redelivery == nil && !change.ClearRedelivery && change.DeadLetter == nil && !change.ClearDeadLetter {
+				return usagef("nothing to change: give --retention, --partitions, --schema, --max-in-flight, --max-acked-ahead, --redelivery-initial, --no-redelivery, --dead-letter-topic or --no-dead-letter")
 			}
 			cl, err := g.client(e)
 			if err != nil {
@@ -327,6 +338,7 @@ func newTopicEditCmd(e *env, g *globals) *cobra.Command {
 	f.Int64Var(&maxAckedAhead, "max-acked-ahead", 0, "out-of-order acks held per partition (0 = server default)")
 	f.Var(&visibility, "visibility", "refused: the visibility timeout is fixed at creation")
 	redelivery.register(f, true)
+	deadLetter.register(f, true)
 	return c
 }
 

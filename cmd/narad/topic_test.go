@@ -55,6 +55,11 @@ func TestTopicAdd(t *testing.T) {
 		"redelivery_initial_zero":      {args: []string{"orders", "--redelivery-initial", "0"}, code: 2},
 		"redelivery_forever":           {args: []string{"orders", "--redelivery-initial", "forever"}, code: 2},
 		"no_redelivery_is_edit_only":   {args: []string{"orders", "--no-redelivery"}, code: 2},
+		"dead_letter":                  {args: []string{"orders", "--dead-letter-topic", "orders-dlq", "--max-receive-count", "5"}, body: `{"name":"orders","dead_letter":{"topic":"orders-dlq","max_receive_count":5}}`},
+		"dead_letter_and_redelivery":   {args: []string{"orders", "--redelivery-initial", "1s", "--dead-letter-topic", "orders-dlq", "--max-receive-count", "3"}, body: `{"name":"orders","redelivery":{"initial_ms":1000},"dead_letter":{"topic":"orders-dlq","max_receive_count":3}}`},
+		"dead_letter_needs_count":      {args: []string{"orders", "--dead-letter-topic", "orders-dlq"}, code: 2},
+		"count_needs_dead_letter":      {args: []string{"orders", "--max-receive-count", "5"}, code: 2},
+		"no_dead_letter_is_edit_only":  {args: []string{"orders", "--no-dead-letter"}, code: 2},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -129,9 +134,10 @@ func TestTopicInfo(t *testing.T) {
 	ft.parts[2].down = true
 	ft.schemas = append(ft.schemas, json.RawMessage(`true`))
 	ft.meta.Redelivery = json.RawMessage(`{"initial_ms":1500,"multiplier":2,"max_ms":600000,"jitter":0.2}`)
+	ft.meta.DeadLetter = json.RawMessage(`{"topic":"pay-dlq","max_receive_count":5}`)
 	r := runCLI(t, cliOpts{}, "topic", "info", "pay", "-s", b.url())
 	for _, want := range []string{
-		"name:                pay", "retention:           7d", "redelivery:          1.5s, then x2 up to 10m, jitter 0.2", "visibility timeout:  30s", "schema:              version 1",
+		"name:                pay", "retention:           7d", "redelivery:          1.5s, then x2 up to 10m, jitter 0.2", "dead letter:         pay-dlq after 5 receives", "visibility timeout:  30s", "schema:              version 1",
 		"0          n1     ok                  0       2               1         3 B",
 		"2          n3     unavailable (dead)  -       -               -         -",
 		"1 of 3 partitions unavailable",
@@ -156,18 +162,23 @@ func TestTopicEdit(t *testing.T) {
 		code int
 		msg  string
 	}{
-		"retention":           {args: []string{"--retention", "2h"}, body: `{"retention_ms":7200000}`},
-		"retention_forever":   {args: []string{"--retention", "0"}, body: `{"retention_ms":0}`},
-		"grow_and_caps":       {args: []string{"--partitions", "8", "--max-in-flight", "0", "--max-acked-ahead", "5"}, body: `{"max_in_flight_per_partition":0,"max_acked_ahead_per_partition":5,"partitions":8}`},
-		"schema_with_base":    {args: []string{"--schema", `{"type":"object"}`, "--schema-base-version", "1"}, body: `{"schema":{"type":"object"},"schema_base_version":1}`},
-		"base_version_stale":  {args: []string{"--schema", `true`, "--schema-base-version", "3"}, code: 1, msg: "http 409: schema version conflict"},
-		"visibility_refused":  {args: []string{"--visibility", "1m"}, code: 2, msg: "--visibility cannot be changed"},
-		"nothing_to_change":   {args: []string{}, code: 2, msg: "nothing to change"},
-		"base_without_schema": {args: []string{"--schema-base-version", "1"}, code: 2, msg: "needs --schema"},
-		"redelivery":          {args: []string{"--redelivery-initial", "2s", "--redelivery-max", "1m"}, body: `{"redelivery":{"initial_ms":2000,"max_ms":60000}}`},
-		"no_redelivery":       {args: []string{"--no-redelivery"}, body: `{"redelivery":null}`},
-		"no_redelivery_mixed": {args: []string{"--no-redelivery", "--redelivery-initial", "1s"}, code: 2, msg: "cannot be combined"},
-		"jitter_alone":        {args: []string{"--redelivery-jitter", "0.5"}, code: 2, msg: "need --redelivery-initial"},
+		"retention":            {args: []string{"--retention", "2h"}, body: `{"retention_ms":7200000}`},
+		"retention_forever":    {args: []string{"--retention", "0"}, body: `{"retention_ms":0}`},
+		"grow_and_caps":        {args: []string{"--partitions", "8", "--max-in-flight", "0", "--max-acked-ahead", "5"}, body: `{"max_in_flight_per_partition":0,"max_acked_ahead_per_partition":5,"partitions":8}`},
+		"schema_with_base":     {args: []string{"--schema", `{"type":"object"}`, "--schema-base-version", "1"}, body: `{"schema":{"type":"object"},"schema_base_version":1}`},
+		"base_version_stale":   {args: []string{"--schema", `true`, "--schema-base-version", "3"}, code: 1, msg: "http 409: schema version conflict"},
+		"visibility_refused":   {args: []string{"--visibility", "1m"}, code: 2, msg: "--visibility cannot be changed"},
+		"nothing_to_change":    {args: []string{}, code: 2, msg: "nothing to change"},
+		"base_without_schema":  {args: []string{"--schema-base-version", "1"}, code: 2, msg: "needs --schema"},
+		"redelivery":           {args: []string{"--redelivery-initial", "2s", "--redelivery-max", "1m"}, body: `{"redelivery":{"initial_ms":2000,"max_ms":60000}}`},
+		"no_redelivery":        {args: []string{"--no-redelivery"}, body: `{"redelivery":null}`},
+		"no_redelivery_mixed":  {args: []string{"--no-redelivery", "--redelivery-initial", "1s"}, code: 2, msg: "cannot be combined"},
+		"jitter_alone":         {args: []string{"--redelivery-jitter", "0.5"}, code: 2, msg: "need --redelivery-initial"},
+		"dead_letter":          {args: []string{"--dead-letter-topic", "t-dlq", "--max-receive-count", "10"}, body: `{"dead_letter":{"topic":"t-dlq","max_receive_count":10}}`},
+		"no_dead_letter":       {args: []string{"--no-dead-letter", "--no-redelivery"}, body: `{"redelivery":null,"dead_letter":null}`},
+		"no_dead_letter_mixed": {args: []string{"--no-dead-letter", "--max-receive-count", "3"}, code: 2, msg: "cannot be combined"},
+		"dead_letter_alone":    {args: []string{"--dead-letter-topic", "t-dlq"}, code: 2, msg: "--dead-letter-topic needs --max-receive-count"},
+		"count_alone":          {args: []string{"--max-receive-count", "3"}, code: 2, msg: "--max-receive-count needs --dead-letter-topic"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -39,6 +39,9 @@ func describeTopics(r KVReader, b *strings.Builder) error {
 		if r := t.Redelivery; r != nil {
 			fmt.Fprintf(b, " redelivery=%d*%g^n<=%d jitter=%g", r.InitialMs, r.Multiplier, r.MaxMs, r.Jitter)
 		}
+		if d := t.DeadLetter; d != nil {
+			fmt.Fprintf(b, " dead_letter=%s@%d", d.Topic, d.MaxReceiveCount)
+		}
 		b.WriteByte('\n')
 		if err := describeRows(r, t.Name, b); err != nil {
 			return err

@@ -46,6 +46,7 @@ const (
 	TypeUpdateRemote            EntryType = 36
 	TypeDeleteRemote            EntryType = 37
 	TypeSetTopicRedelivery      EntryType = 38
+	TypeSetTopicDeadLetter      EntryType = 39
 )
 
 const (
@@ -53,10 +54,10 @@ const (
 	// applies (1–22).
 	LegacyNewestType = TypeSetUserGrants
 	// AppliesThroughType is the newest type of the contiguous range 1..N this
-	// build applies (every type up to SetTopicRedelivery); heartbeats and
+	// build applies (every type up to SetTopicDeadLetter); heartbeats and
 	// joins report it for the entry-type gate, and a database or snapshot
 	// that applied a newer type is refused.
-	AppliesThroughType = TypeSetTopicRedelivery
+	AppliesThroughType = TypeSetTopicDeadLetter
 )
 
 var typeNames = map[EntryType]string{
@@ -79,7 +80,7 @@ var typeNames = map[EntryType]string{
 	TypeDeleteUserReleaseTopics: "DeleteUserReleaseTopics",
 	TypeAttachRemoteChild:       "AttachRemoteChild", TypeSetRemoteChildState: "SetRemoteChildState",
 	TypePutRemote: "PutRemote", TypeUpdateRemote: "UpdateRemote", TypeDeleteRemote: "DeleteRemote",
-	TypeSetTopicRedelivery: "SetTopicRedelivery",
+	TypeSetTopicRedelivery: "SetTopicRedelivery", TypeSetTopicDeadLetter: "SetTopicDeadLetter",
 }
 
 // String returns the spec's name of the type, or "type(N)".
@@ -159,4 +160,5 @@ var eventCtors = map[EntryType]func() Event{
 	TypeUpdateRemote:            func() Event { return &UpdateRemote{} },
 	TypeDeleteRemote:            func() Event { return &DeleteRemote{} },
 	TypeSetTopicRedelivery:      func() Event { return &SetTopicRedelivery{} },
+	TypeSetTopicDeadLetter:      func() Event { return &SetTopicDeadLetter{} },
 }

@@ -21,6 +21,8 @@ type Topic struct {
 	Remote *RemoteLink `json:"remote,omitempty"`
 	// Redelivery is the topic's redelivery backoff; nil when it has none.
 	Redelivery *Redelivery `json:"redelivery,omitempty"`
+	// DeadLetter is the topic's dead-letter policy; nil when it has none.
+	DeadLetter *DeadLetter `json:"dead_letter,omitempty"`
 }
 
 // Redelivery is a topic's redelivery backoff (our extension; see
@@ -33,6 +35,15 @@ type Redelivery struct {
 	Multiplier float64 `json:"multiplier"`
 	MaxMs      int64   `json:"max_ms"`
 	Jitter     float64 `json:"jitter"`
+}
+
+// DeadLetter is a topic's dead-letter policy (our extension; see
+// docs/api-extensions.md "Dead letters"): a message delivered
+// MaxReceiveCount times without being settled is written to Topic instead
+// of being delivered again, and settled in its own topic.
+type DeadLetter struct {
+	Topic           string `json:"topic"`
+	MaxReceiveCount uint32 `json:"max_receive_count"`
 }
 
 // IsRemoteStub reports whether t is a remote child's stub: it takes no

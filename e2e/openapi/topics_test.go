@@ -35,6 +35,7 @@ type topicView struct {
 		Index int `json:"index"`
 	} `json:"partition_stats"`
 	Redelivery map[string]any `json:"redelivery"`
+	DeadLetter map[string]any `json:"dead_letter"`
 }
 
 // createTopic creates a topic as root and wants 201.
@@ -91,6 +92,7 @@ func (cl *client) topics(t *testing.T) {
 	cl.do(t, bad(js("PATCH", "/v1/topics/orders", root, obj{"visibility_timeout_ms": 1000})), 400).wantError(t, "unknown field")
 	cl.do(t, js("PATCH", "/v1/topics/nosuch", root, obj{"retention_ms": 0}), 404)
 	cl.redelivery(t)
+	cl.deadLetter(t)
 
 	var hist struct {
 		Topic    string `json:"topic"`
@@ -167,4 +169,40 @@ func (cl *client) redelivery(t *testing.T) {
 	cl.do(t, bad(js("PATCH", "/v1/topics/jobs", root, obj{"redelivery": obj{"max_ms": 100}})), 400).wantError(t, "redelivery.initial_ms is required")
 	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "j2", "redelivery": obj{"initial_ms": 5, "jitter": 2}})), 400).wantError(t, "redelivery.jitter must be from 0 to 1")
 	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "j2", "redelivery": obj{"initial_ms": 5, "later": 1}})), 400).wantError(t, `unknown field "later"`)
+}
+
+// deadLetter exercises the topic's dead-letter policy (our extension) on
+// create, alter, describe and clear, and its refusals.
+func (cl *client) deadLetter(t *testing.T) {
+	cl.createTopic(t, obj{"name": "jobs-dlq"})
+	dl := cl.createTopic(t, obj{"name": "dl-jobs", "redelivery": obj{"initial_ms": 100},
+		"dead_letter": obj{"topic": "jobs-dlq", "max_receive_count": 5}})
+	if dl.DeadLetter == nil || dl.DeadLetter["topic"] != "jobs-dlq" || dl.DeadLetter["max_receive_count"] != 5.0 || dl.Redelivery == nil {
+		t.Errorf("create with dead_letter: %+v", dl)
+	}
+	cl.do(t, js("PATCH", "/v1/topics/dl-jobs", root, obj{"dead_letter": obj{"topic": "jobs", "max_receive_count": 1000}}), 200)
+	var d topicView
+	cl.do(t, get("/v1/topics/dl-jobs", root), 200).decode(t, &d)
+	if d.DeadLetter == nil || d.DeadLetter["topic"] != "jobs" || d.DeadLetter["max_receive_count"] != 1000.0 {
+		t.Errorf("describe after alter: %+v", d.DeadLetter)
+	}
+	var cleared topicView
+	cl.do(t, js("PATCH", "/v1/topics/dl-jobs", root, obj{"dead_letter": nil}), 200).decode(t, &cleared)
+	if cleared.DeadLetter != nil || cleared.Redelivery == nil {
+		t.Errorf("clear: %+v", cleared)
+	}
+	cl.do(t, js("POST", "/v1/topics", root, obj{"name": "nodl", "dead_letter": nil}), 201)
+	cl.do(t, js("PATCH", "/v1/topics/dl-jobs", root, obj{"dead_letter": obj{"topic": "nowhere", "max_receive_count": 3}}), 400).
+		wantError(t, "invalid argument: dead_letter.topic names no topic: nowhere")
+	cl.do(t, js("PATCH", "/v1/topics/dl-jobs", root, obj{"dead_letter": obj{"topic": "dl-jobs", "max_receive_count": 3}}), 400).
+		wantError(t, `dead_letter.topic must name another topic than "dl-jobs"`)
+	cl.do(t, bad(js("PATCH", "/v1/topics/dl-jobs", root, obj{"dead_letter": obj{"topic": "jobs-dlq", "max_receive_count": 0}})), 400).
+		wantError(t, "dead_letter.max_receive_count must be from 1 to 1000")
+	cl.do(t, bad(js("PATCH", "/v1/topics/dl-jobs", root, obj{"dead_letter": obj{"max_receive_count": 3}})), 400).
+		wantError(t, "dead_letter.topic is required")
+	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "dl2", "dead_letter": obj{"topic": "jobs-dlq", "max_receive_count": 1001}})), 400).
+		wantError(t, "dead_letter.max_receive_count must be from 1 to 1000")
+	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "dl2", "dead_letter": obj{"topic": "jobs-dlq", "max_receive_count": 3, "after": 1}})), 400).
+		wantError(t, `unknown field "after"`)
+	cl.do(t, get("/v1/topics/dl2", root), 404)
 }
