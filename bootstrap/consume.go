@@ -11,8 +11,10 @@ import (
 	"github.com/narad/narad/adapters/httpapi"
 	"github.com/narad/narad/adapters/offsetstore"
 	"github.com/narad/narad/adapters/quicpeer"
+	"github.com/narad/narad/adapters/receivelog"
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/application/produce"
 	"github.com/narad/narad/bootstrap/config"
 	"github.com/narad/narad/ports"
 )
@@ -22,6 +24,7 @@ import (
 var consumeModule = fx.Module("consume",
 	fx.Provide(
 		newOffsetStore,
+		newReceiveLog,
 		newConsumeService,
 		asRoutes(func(cfg config.Config, svc *consume.Service, log *zap.Logger) []httpapi.Route {
 			return httpapi.ConsumeRoutes(svc, log, cfg.HTTP.MaxConsumeWait.D(), nil)
@@ -39,10 +42,29 @@ func newOffsetStore(lc fx.Lifecycle, cfg config.Config) (ports.OffsetStore, erro
 	return s, nil
 }
 
+func newReceiveLog(lc fx.Lifecycle, cfg config.Config) (ports.ReceiveLog, error) {
+	s, err := receivelog.New(receivelog.Options{FS: vfs.OS{}, DataDir: cfg.Storage.DataDir})
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(s.Close))
+	return s, nil
+}
+
+// deadLetterSink writes dead letters through the produce path, as any
+// produce to this node would be.
+type deadLetterSink struct{ svc *produce.Service }
+
+func (d deadLetterSink) ProduceDeadLetter(ctx context.Context, topic string, key, payload []byte) error {
+	return d.svc.Accept(ctx, produce.Request{Topic: topic, Key: key, Payload: payload})
+}
+
 func newConsumeService(cfg config.Config, s ports.MetadataStore, logs ports.PartitionLogs, offsets ports.OffsetStore,
+	receives ports.ReceiveLog, producer *produce.Service,
 	peers *quicpeer.Peers, c ports.Clock, m ports.Metrics, id NodeIdentity, log *zap.Logger) (*consume.Service, error) {
 	return consume.New(consume.Deps{
 		Topics: s, Cluster: s, Logs: logs, Offsets: offsets, Peers: peers, Tokens: peers, Clock: c, Metrics: m, SelfID: id.ID,
+		Receives: receives, DeadLetters: deadLetterSink{producer},
 		Seeds: rand.Reader, Logger: newSlog(log.With(zap.String("component", "consume"))),
 	}, consume.Options{
 		DurabilityInterval:     time.Duration(cfg.Storage.ConsumerOffsetCommitIntervalMs) * time.Millisecond,

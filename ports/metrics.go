@@ -19,6 +19,9 @@ type Metrics interface {
 	ConsumeWaited(topic, outcome string, waited time.Duration)
 	// LeaseSettled counts extends ("extend") and nacks ("nack") per topic.
 	LeaseSettled(topic, op string)
+	// MessagesDeadLettered counts messages moved from topic to its
+	// dead-letter topic (the origin's name).
+	MessagesDeadLettered(topic string, n int)
 	// CorruptSkipped counts unreadable records skipped by queue consumers.
 	CorruptSkipped(topic string, partition int32)
 	// Error counts a cross-cutting error by component and kind.

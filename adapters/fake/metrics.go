@@ -42,6 +42,9 @@ func (m *Metrics) ConsumeWaited(topic, outcome string, _ time.Duration) {
 	m.add(fmt.Sprintf("consume_wait %s/%s", topic, outcome), 1)
 }
 func (m *Metrics) LeaseSettled(topic, op string) { m.add(fmt.Sprintf("%s %s", op, topic), 1) }
+func (m *Metrics) MessagesDeadLettered(topic string, n int) {
+	m.add(fmt.Sprintf("dead_lettered %s", topic), n)
+}
 func (m *Metrics) CorruptSkipped(topic string, p int32) {
 	m.add(fmt.Sprintf("corrupt_skipped %s/%d", topic, p), 1)
 }

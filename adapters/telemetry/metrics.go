@@ -19,6 +19,7 @@ type Metrics struct {
 	consumeWait               *prometheus.HistogramVec
 	consumeEmpty              *prometheus.CounterVec
 	extended, nacked          *prometheus.CounterVec
+	deadLettered              *prometheus.CounterVec
 	corruptSkipped            *prometheus.CounterVec
 	errors                    *prometheus.CounterVec
 	httpRequests              *prometheus.CounterVec
@@ -59,6 +60,8 @@ func NewMetrics() *Metrics {
 	m.consumeEmpty = counter("narad_consume_empty_total", "Consumes that found nothing.", "topic")
 	m.extended = counter("narad_ack_extended_total", "Lease extensions.", "topic")
 	m.nacked = counter("narad_nack_total", "Nacks.", "topic")
+	m.deadLettered = counter("narad_dead_lettered_messages_total",
+		"Messages moved to the topic's dead-letter topic after its maximum receive count.", "topic")
 	m.corruptSkipped = counter("narad_consumer_corrupt_skipped_total", "Unreadable records skipped (data loss).", "topic", "partition")
 	m.errors = counter("narad_errors_total", "Cross-cutting errors.", "component", "kind")
 	m.httpRequests = counter("narad_http_requests_total", "HTTP requests.", "route", "method", "status")
@@ -120,6 +123,11 @@ func (m *Metrics) LeaseSettled(topic, op string) {
 	case "nack":
 		m.nacked.WithLabelValues(topic).Inc()
 	}
+}
+
+// MessagesDeadLettered implements ports.Metrics.
+func (m *Metrics) MessagesDeadLettered(topic string, n int) {
+	m.deadLettered.WithLabelValues(topic).Add(float64(n))
 }
 
 // CorruptSkipped implements ports.Metrics.

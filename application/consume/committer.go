@@ -149,6 +149,7 @@ func (c *committer) sync(ref domain.PartitionRef, p *persisted, now time.Time) {
 		return
 	}
 	p.unsynced = false
+	p.sh.recv.durable.Store(p.written)
 	if now.Sub(p.since) > 2*c.interval {
 		c.warn("late", "offset writeout waited more than twice the durability interval", slog.String("partition", ref.String()))
 	}

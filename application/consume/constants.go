@@ -71,3 +71,16 @@ const (
 	// long-poll clamp plus grace), bounding how long the book keeps it.
 	tokenTTLMax = time.Minute
 )
+
+// Dead letters (docs/api-extensions.md "Dead letters").
+const (
+	// receiveLogCompactBytes: a partition's receive log is rewritten to
+	// its unsettled offsets once it grows past this.
+	receiveLogCompactBytes = 256 << 10
+	// deadLetterProduceTimeout bounds one write of a dead letter; it is
+	// well under the visibility timeout the reservation holds.
+	deadLetterProduceTimeout = 10 * time.Second
+	// deadLetterRetryDelay holds a message back after its dead-letter
+	// write failed, before the next attempt.
+	deadLetterRetryDelay = 5 * time.Second
+)

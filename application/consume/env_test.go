@@ -25,14 +25,17 @@ type env struct {
 	logs    *fake.PartitionLogs
 	reader  *flakyReader
 	offsets *fake.Offsets
-	clock   *fake.Clock
-	metrics *fake.Metrics
-	opts    consume.Options
-	svc     *consume.Service
-	peers   ports.PeerForwarder // nil: a single node
-	tokens  ports.TokenPeers    // nil: no delivery tokens
-	stop    func()
-	ids     int
+	// receives and sink keep receive counts and take dead letters.
+	receives *fake.ReceiveLog
+	sink     *fake.DeadLetterSink
+	clock    *fake.Clock
+	metrics  *fake.Metrics
+	opts     consume.Options
+	svc      *consume.Service
+	peers    ports.PeerForwarder // nil: a single node
+	tokens   ports.TokenPeers    // nil: no delivery tokens
+	stop     func()
+	ids      int
 }
 
 func newEnv(t testing.TB, opts consume.Options) *env {
@@ -40,6 +43,7 @@ func newEnv(t testing.TB, opts consume.Options) *env {
 	e := &env{
 		t: t, meta: fake.NewMetaStore(), logs: fake.NewPartitionLogs(), offsets: fake.NewOffsets(),
 		clock: fake.NewClock(time.Unix(1_800_000_000, 0)), metrics: &fake.Metrics{}, opts: opts,
+		receives: fake.NewReceiveLog(), sink: fake.NewDeadLetterSink(),
 	}
 	e.reader = &flakyReader{PartitionReader: e.logs, corrupt: map[int64]bool{}}
 	e.svc = e.newService(e.offsets)
@@ -52,6 +56,7 @@ func (e *env) newService(offsets ports.OffsetStore) *consume.Service {
 	svc, err := consume.New(consume.Deps{
 		Topics: e.meta, Cluster: e.meta, Logs: e.reader, Offsets: offsets, Clock: e.clock,
 		Metrics: e.metrics, SelfID: self, Seeds: rand.Reader, Peers: e.peers, Tokens: e.tokens,
+		Receives: e.receives, DeadLetters: e.sink,
 	}, e.opts)
 	if err != nil {
 		e.t.Fatal(err)

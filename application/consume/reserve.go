@@ -44,24 +44,16 @@ func (s *Service) pass(ctx context.Context, t meta.Topic, sc scope, max, budget 
 	var firstErr error
 	bytes := 0
 	for _, p := range parts {
-		var ahead readAhead
-		for len(out) < max && bytes < budget {
-			d, ok, err := s.reserveOne(ctx, t, p, &ahead, max-len(out), budget-bytes)
-			if err != nil {
-				if sc.pinned || ctx.Err() != nil {
-					s.release(out, "")
-					return nil, err
-				}
-				if !errors.Is(err, domain.ErrLogClosed) && firstErr == nil {
-					firstErr = err
-				}
-				break
+		var err error
+		out, bytes, err = s.takeFrom(ctx, t, sc, p, out, max, budget, bytes)
+		if err != nil {
+			if sc.pinned || ctx.Err() != nil {
+				s.release(out, "")
+				return nil, err
 			}
-			if !ok {
-				break
+			if !errors.Is(err, domain.ErrLogClosed) && firstErr == nil {
+				firstErr = err
 			}
-			out = append(out, d)
-			bytes += len(d.Record.Key) + len(d.Record.Payload)
 		}
 		if len(out) >= max || bytes >= budget {
 			break
@@ -71,6 +63,45 @@ func (s *Service) pass(ctx context.Context, t meta.Topic, sc scope, max, budget 
 		return nil, firstErr
 	}
 	return out, nil
+}
+
+// takeFrom reserves from partition p onto out until out holds max records
+// or budget bytes of keys and payloads, or p runs dry or fails. For a topic
+// with a dead-letter policy each round of reservations is counted before it
+// is kept (countReceives); a round that diverted some to the dead-letter
+// topic is followed by another. A failure that fails the whole pass (a
+// pinned scope, a cancelled ctx) returns at once, uncounted: the caller
+// gives everything back.
+func (s *Service) takeFrom(ctx context.Context, t meta.Topic, sc scope, p int32, out []domain.Delivery, max, budget, bytes int) ([]domain.Delivery, int, error) {
+	maxReceives := s.maxReceivesOf(t)
+	for {
+		start, bytesBefore := len(out), bytes
+		var ahead readAhead
+		var err error
+		for len(out) < max && bytes < budget {
+			d, ok, rerr := s.reserveOne(ctx, t, p, &ahead, max-len(out), budget-bytes)
+			if rerr != nil || !ok {
+				err = rerr
+				break
+			}
+			out = append(out, d)
+			bytes += len(d.Record.Key) + len(d.Record.Payload)
+		}
+		if maxReceives == 0 || len(out) == start || (err != nil && (sc.pinned || ctx.Err() != nil)) {
+			return out, bytes, err
+		}
+		kept, diverted, cerr := s.countReceives(ctx, t, p, out[start:])
+		out, bytes = out[:start+len(kept)], bytesBefore
+		for _, d := range kept {
+			bytes += len(d.Record.Key) + len(d.Record.Payload)
+		}
+		if cerr != nil {
+			return out, bytes, cerr
+		}
+		if err != nil || diverted == 0 || len(out) >= max || bytes >= budget {
+			return out, bytes, err
+		}
+	}
 }
 
 // partitionsOf lists the partitions a pass reads, local ones only.

@@ -40,6 +40,12 @@ type Deps struct {
 	// left tokens here. nil keeps routed consumers polling the other
 	// owners and answers no notification. Only meaningful with Peers.
 	Tokens ports.TokenPeers
+	// Receives keeps each partition's receive counts for topics with a
+	// dead-letter policy, and DeadLetters writes their dead letters
+	// (issue 19). With either nil dead-letter policies are not applied:
+	// nothing is counted and nothing dead-lettered.
+	Receives    ports.ReceiveLog
+	DeadLetters ports.DeadLetterSink
 	// Logger receives the use case's warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -73,6 +79,9 @@ type Service struct {
 	background sync.WaitGroup
 	self       string
 	log        *slog.Logger
+
+	receiveLog  ports.ReceiveLog     // nil: no dead-letter policy applies
+	deadLetters ports.DeadLetterSink // nil: no dead-letter policy applies
 
 	seedMu sync.Mutex
 	seeds  io.Reader
@@ -113,6 +122,7 @@ func New(d Deps, o Options) (*Service, error) {
 		topics: d.Topics, cluster: d.Cluster, logs: d.Logs, clock: d.Clock, metrics: d.Metrics,
 		peers: d.Peers, self: d.SelfID, log: log, seeds: d.Seeds, purgeIvl: o.PurgeInterval,
 		tokens: newTokenBook(), regs: newTokenRegs(),
+		receiveLog: d.Receives, deadLetters: d.DeadLetters,
 		shards:    shardTable{m: map[domain.PartitionRef]*shard{}},
 		admission: admission{limit: o.MaxInFlightPerIdentity, inFlight: map[string]int{}},
 	}
@@ -170,6 +180,7 @@ func (s *Service) Close() error {
 func (s *Service) Forget(topic string, id domain.TopicID) {
 	for _, sh := range s.shards.drop(topic, id) {
 		s.committer.forget(sh.ref)
+		s.forgetReceives(sh.ref)
 	}
 	s.pump.dropTopic(topic, id)
 	s.tokens.drop(topic)
@@ -184,6 +195,7 @@ func (s *Service) Forget(topic string, id domain.TopicID) {
 func (s *Service) ForgetPartition(ref domain.PartitionRef) {
 	s.shards.dropRef(ref)
 	s.committer.forget(ref)
+	s.forgetReceives(ref)
 }
 
 // InFlight counts ref's outstanding leases on this node: a move's source

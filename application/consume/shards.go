@@ -21,6 +21,8 @@ type shard struct {
 	l     *lease.Shard
 	dirty bool // changed since the committer last took a snapshot
 	gone  bool // dropped by Forget: serve nothing, persist nothing
+
+	recv receives // receive counts, for a topic with a dead-letter policy
 }
 
 // snapshot is the shard's persistable progress; call with mu held.
@@ -79,6 +81,7 @@ func (s *Service) create(sh *shard, caps lease.Caps) {
 		return
 	}
 	sh.l = lease.NewShard(o.Committed, o.AckedAhead, caps, seed)
+	sh.recv.durable.Store(o.Committed)
 }
 
 // existing returns ref's shard without creating it (nil when absent): an
