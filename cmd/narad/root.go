@@ -145,6 +145,7 @@ func newRoot(e *env) (*cobra.Command, *globals) {
 		newSubCmd(e, g),
 		newAckCmd(e, g),
 		newReplayCmd(e, g),
+		newRedriveCmd(e, g),
 		newServerCmd(e, g),
 		newBenchCmd(e, g),
 		newUserCmd(e, g),
