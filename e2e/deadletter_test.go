@@ -13,9 +13,10 @@ import (
 // ensure that on a 3-node cluster a poison message nacked every time is
 // delivered exactly its topic's maximum receive count, even though the
 // partition's owner is killed (kill -9) and restarted in the middle, and
-// then lands once in the dead-letter topic with its origin and count,
-// never to be delivered from its origin again (api-extensions.md "Dead
-// letters").
+// then lands once in the dead-letter topic with its origin, count and the
+// reason of its last nack (each nack, sent through a node that does not
+// own the partition, gives one), never to be delivered from its origin
+// again (api-extensions.md "Dead letters").
 func TestThreeNodesPoisonMessageDeadLettered(t *testing.T) {
 	nodes := startCluster(t, 3)
 	c1 := client(t, nodes[0])
@@ -43,7 +44,7 @@ func TestThreeNodesPoisonMessageDeadLettered(t *testing.T) {
 			t.Logf("owner n%d killed and restarted after 2 receives", owner+1)
 		}
 		h := receive(t, via, fmt.Sprintf("receive %d", i))
-		if err := via.Nack(ctx, "jobs", h); err != nil {
+		if err := via.NackWith(ctx, "jobs", h, httpclient.NackOptions{Reason: fmt.Sprintf("attempt %d", i)}); err != nil {
 			t.Fatalf("nack %d: %v", i, err)
 		}
 	}
@@ -54,7 +55,7 @@ func TestThreeNodesPoisonMessageDeadLettered(t *testing.T) {
 	}
 	letter := deadLetterOf(t, client(t, nodes[(owner+2)%3]))
 	if letter.Topic != "jobs" || letter.Partition != int32(p) || letter.Offset != 0 || letter.ReceiveCount != 4 ||
-		string(letter.Payload) != `{"job":"poison"}` || string(letter.Key) != "k1" {
+		letter.Reason != "attempt 4" || string(letter.Payload) != `{"job":"poison"}` || string(letter.Key) != "k1" {
 		t.Fatalf("dead letter %+v", letter)
 	}
 	res, err = via.Consume(ctx, "jobs", httpclient.ConsumeOptions{Wait: 2 * time.Second})

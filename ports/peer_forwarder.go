@@ -57,6 +57,13 @@ const (
 	SettleNack
 )
 
+// NackOptions is what a forwarded nack carries besides its handles: a
+// delay (0: none) and a reason ("": none), as consume.NackOptions.
+type NackOptions struct {
+	Delay  time.Duration
+	Reason string
+}
+
 // PeerForwarder carries consumes and settles to the partition's owner (the
 // node RPC of the cluster issue, internals.md §5.5, §5.6, §5.9). Safe for
 // concurrent use.
@@ -87,9 +94,10 @@ type PeerForwarder interface {
 	// failure (domain.ErrNotSent: none was applied; domain.ErrNoAnswer:
 	// no handle's outcome is known).
 	SettleRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op SettleOp) ([]error, error)
-	// DeferRemote nacks every handle on node with delay (the owner keeps
-	// each message out of delivery that long), answered as SettleRemote.
-	// An owner on a release that cannot delay a nack answers every handle
-	// a domain.ErrPrecondition refusal; none was applied.
-	DeferRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error)
+	// NackRemote nacks every handle on node with opts (the owner keeps
+	// each message out of delivery for opts.Delay and keeps opts.Reason as
+	// its last nack reason), answered as SettleRemote. An owner on a
+	// release that cannot delay a nack answers every handle a
+	// domain.ErrPrecondition refusal; none was applied.
+	NackRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, opts NackOptions) ([]error, error)
 }

@@ -35,7 +35,8 @@ type ForwardedSettle struct {
 	Node, Topic string
 	Handles     []domain.ReceiptHandle
 	Op          ports.SettleOp
-	Delay       time.Duration // a deferred nack's (DeferRemote); 0 otherwise
+	Delay       time.Duration // a nack's through NackRemote; 0 otherwise
+	Reason      string        // a nack's through NackRemote; "" otherwise
 }
 
 // PeerForwarder is an in-memory ports.PeerForwarder. Each node answers
@@ -120,10 +121,10 @@ func (f *PeerForwarder) SettleRemote(ctx context.Context, node, topic string, hs
 	return f.settle(ctx, ForwardedSettle{Node: node, Topic: topic, Handles: hs, Op: op})
 }
 
-// DeferRemote records a nack with delay (Op SettleNack) and answers as
-// SettleRemote.
-func (f *PeerForwarder) DeferRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
-	return f.settle(ctx, ForwardedSettle{Node: node, Topic: topic, Handles: hs, Op: ports.SettleNack, Delay: delay})
+// NackRemote records a nack with its delay and reason (Op SettleNack) and
+// answers as SettleRemote.
+func (f *PeerForwarder) NackRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, opts ports.NackOptions) ([]error, error) {
+	return f.settle(ctx, ForwardedSettle{Node: node, Topic: topic, Handles: hs, Op: ports.SettleNack, Delay: opts.Delay, Reason: opts.Reason})
 }
 
 func (f *PeerForwarder) settle(ctx context.Context, fs ForwardedSettle) ([]error, error) {

@@ -7,7 +7,6 @@ import (
 	"github.com/narad/narad/domain/access"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -56,7 +55,10 @@ func (r *consumeRoutes) ack(c *gin.Context) {
 		return
 	}
 	s := settlement{op: consumeOpOf(op)}
-	if s.delay, err = parseNackDelay(q, op); err != nil {
+	if s.nack.Delay, err = parseNackDelay(q, op); err == nil {
+		s.nack.Reason, err = parseNackReason(q, op)
+	}
+	if err != nil {
 		respondError(c, r.log, err)
 		return
 	}
@@ -67,23 +69,23 @@ func (r *consumeRoutes) ack(c *gin.Context) {
 	r.ackBatch(c, s)
 }
 
-// settlement is what an ack request does: its op, and a nack's delay
-// (api-extensions.md "Nack with a delay").
+// settlement is what an ack request does: its op, and a nack's delay and
+// reason (api-extensions.md "Nack with a delay or a reason").
 type settlement struct {
-	op    consume.Op
-	delay time.Duration
+	op   consume.Op
+	nack consume.NackOptions
 }
 
 func (r *consumeRoutes) settleOne(c *gin.Context, h domain.ReceiptHandle, s settlement) error {
-	if s.delay > 0 {
-		return r.svc.NackAfter(c.Request.Context(), c.Param("topic"), h, s.delay)
+	if s.nack != (consume.NackOptions{}) {
+		return r.svc.NackWith(c.Request.Context(), c.Param("topic"), h, s.nack)
 	}
 	return r.svc.Settle(c.Request.Context(), c.Param("topic"), h, s.op)
 }
 
 func (r *consumeRoutes) settleBatch(c *gin.Context, hs []domain.ReceiptHandle, s settlement) ([]error, error) {
-	if s.delay > 0 {
-		return r.svc.NackBatchAfter(c.Request.Context(), c.Param("topic"), hs, s.delay)
+	if s.nack != (consume.NackOptions{}) {
+		return r.svc.NackBatchWith(c.Request.Context(), c.Param("topic"), hs, s.nack)
 	}
 	return r.svc.AckBatch(c.Request.Context(), c.Param("topic"), hs, s.op)
 }

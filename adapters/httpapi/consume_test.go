@@ -35,6 +35,8 @@ type consumeFixture struct {
 	svc     *consume.Service
 	engine  *gin.Engine
 	topicID int
+	// sink takes the dead letters of topics given a policy.
+	sink *fake.DeadLetterSink
 }
 
 func newConsumeFixture(t testing.TB, maxWait time.Duration, opts consume.Options) *consumeFixture {
@@ -46,10 +48,11 @@ func newConsumeFixture(t testing.TB, maxWait time.Duration, opts consume.Options
 // peers through peers (nil: a single node).
 func newConsumeFixtureWith(t testing.TB, maxWait time.Duration, opts consume.Options, peers ports.PeerForwarder) *consumeFixture {
 	t.Helper()
-	f := &consumeFixture{t: t, store: fake.NewMetaStore(), logs: fake.NewPartitionLogs(), clock: fake.NewClock(time.Now())}
+	f := &consumeFixture{t: t, store: fake.NewMetaStore(), logs: fake.NewPartitionLogs(), clock: fake.NewClock(time.Now()), sink: fake.NewDeadLetterSink()}
 	svc, err := consume.New(consume.Deps{
 		Topics: f.store, Cluster: f.store, Logs: f.logs, Offsets: fake.NewOffsets(), Clock: f.clock,
 		Metrics: &fake.Metrics{}, SelfID: consumeSelf, Seeds: rand.Reader, Peers: peers,
+		Receives: fake.NewReceiveLog(), DeadLetters: f.sink,
 	}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/domain/deadletter"
 )
 
 // query is a raw query string split into still-escaped values, so that a bad
@@ -243,7 +245,8 @@ func parseExtend(q query) (ackOp, error) {
 	return opAck, clientErr(400, `invalid extend: want "true" (renew lease) or "0" (release for redelivery)`)
 }
 
-// parseNackDelay reads delay_ms (api-extensions.md "Nack with a delay"):
+// parseNackDelay reads delay_ms (api-extensions.md "Nack with a delay or a
+// reason"):
 // absent = 0; a nack (extend=0) only; an integer from 0 to
 // consume.NackDelayMax in milliseconds; once.
 func parseNackDelay(q query, op ackOp) (time.Duration, error) {
@@ -260,6 +263,23 @@ func parseNackDelay(q query, op ackOp) (time.Duration, error) {
 		return 0, clientErr(400, "delay_ms applies to a nack only (extend=0)")
 	}
 	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// parseNackReason reads reason (api-extensions.md "Nack with a delay or a
+// reason"): absent = ""; a nack (extend=0) only; 1 to
+// deadletter.ReasonBytesMax bytes of UTF-8 once unescaped; once.
+func parseNackReason(q query, op ackOp) (string, error) {
+	v, ok, err := q.only("reason")
+	if err != nil || !ok {
+		return "", err
+	}
+	switch {
+	case v == "" || len(v) > deadletter.ReasonBytesMax || !utf8.ValidString(v):
+		return "", clientErr(400, "invalid reason: want 1 to %d bytes of UTF-8", deadletter.ReasonBytesMax)
+	case op != opNack:
+		return "", clientErr(400, "reason applies to a nack only (extend=0)")
+	}
+	return v, nil
 }
 
 // clientError is a refusal of the request as sent: its status and message

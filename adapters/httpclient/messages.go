@@ -220,31 +220,48 @@ func (op AckOp) String() string {
 
 // Ack settles a leased message (204).
 func (c *Client) Ack(ctx context.Context, topic, handle string) error {
-	return c.settle(ctx, topic, handle, OpAck, 0)
+	return c.settle(ctx, topic, handle, OpAck, NackOptions{})
 }
 
 // Extend renews a lease (204); the handle stays valid.
 func (c *Client) Extend(ctx context.Context, topic, handle string) error {
-	return c.settle(ctx, topic, handle, OpExtend, 0)
+	return c.settle(ctx, topic, handle, OpExtend, NackOptions{})
 }
 
 // Nack releases a lease for immediate redelivery (204).
 func (c *Client) Nack(ctx context.Context, topic, handle string) error {
-	return c.settle(ctx, topic, handle, OpNack, 0)
+	return c.settle(ctx, topic, handle, OpNack, NackOptions{})
 }
 
 // NackAfter releases a lease and keeps the message from redelivery for
 // delay, sent as whole milliseconds (204; docs/api-extensions.md "Nack
-// with a delay"). A delay of 0 is Nack.
+// with a delay or a reason"). A delay of 0 is Nack.
 func (c *Client) NackAfter(ctx context.Context, topic, handle string, delay time.Duration) error {
-	return c.settle(ctx, topic, handle, OpNack, delay)
+	return c.NackWith(ctx, topic, handle, NackOptions{Delay: delay})
 }
 
-func (c *Client) settle(ctx context.Context, topic, handle string, op AckOp, delay time.Duration) error {
+// NackOptions is what a nack may carry (docs/api-extensions.md "Nack with
+// a delay or a reason"); the zero value is a plain Nack.
+type NackOptions struct {
+	// Delay keeps the message from redelivery this long, sent as whole
+	// milliseconds (delay_ms); 0 sends none.
+	Delay time.Duration
+	// Reason is kept as the message's last nack reason by a topic with a
+	// dead-letter policy and written into its dead letter (1 to 1024
+	// bytes of UTF-8); "" sends none.
+	Reason string
+}
+
+// NackWith releases a lease with opts' delay and reason (204).
+func (c *Client) NackWith(ctx context.Context, topic, handle string, opts NackOptions) error {
+	return c.settle(ctx, topic, handle, OpNack, opts)
+}
+
+func (c *Client) settle(ctx context.Context, topic, handle string, op AckOp, nack NackOptions) error {
 	if handle == "" {
 		return ErrEmptyMessage
 	}
-	q := settleQuery(op, delay)
+	q := settleQuery(op, nack)
 	q.Set("receipt_handle", handle)
 	_, err := c.do(ctx, request{method: http.MethodPost, path: topicPath(topic, "/ack"), query: q, contentType: "application/json"})
 	return err
@@ -261,28 +278,39 @@ type AckResult struct {
 // result per handle, in order. The request as a whole fails only on its own
 // errors (a 4xx or 5xx status, a transport error, a malformed answer).
 func (c *Client) AckBatch(ctx context.Context, topic string, handles []string, op AckOp) ([]AckResult, error) {
-	return c.ackBatch(ctx, topic, handles, op, 0)
+	return c.ackBatch(ctx, topic, handles, op, NackOptions{})
 }
 
 // NackBatchAfter is AckBatch nacking every handle with delay (NackAfter).
 func (c *Client) NackBatchAfter(ctx context.Context, topic string, handles []string, delay time.Duration) ([]AckResult, error) {
-	return c.ackBatch(ctx, topic, handles, OpNack, delay)
+	return c.NackBatchWith(ctx, topic, handles, NackOptions{Delay: delay})
 }
 
-// settleQuery is the query of an ack request: extend for op, and delay_ms
-// for a nack with a delay.
-func settleQuery(op AckOp, delay time.Duration) url.Values {
+// NackBatchWith is AckBatch nacking every handle with opts (NackWith).
+func (c *Client) NackBatchWith(ctx context.Context, topic string, handles []string, opts NackOptions) ([]AckResult, error) {
+	return c.ackBatch(ctx, topic, handles, OpNack, opts)
+}
+
+// settleQuery is the query of an ack request: extend for op, and for a
+// nack delay_ms and reason when it carries them.
+func settleQuery(op AckOp, nack NackOptions) url.Values {
 	q := url.Values{}
 	if v := op.extendValue(); v != "" {
 		q.Set("extend", v)
 	}
-	if op == OpNack && delay > 0 {
-		q.Set("delay_ms", strconv.FormatInt(delay.Milliseconds(), 10))
+	if op != OpNack {
+		return q
+	}
+	if nack.Delay > 0 {
+		q.Set("delay_ms", strconv.FormatInt(nack.Delay.Milliseconds(), 10))
+	}
+	if nack.Reason != "" {
+		q.Set("reason", nack.Reason)
 	}
 	return q
 }
 
-func (c *Client) ackBatch(ctx context.Context, topic string, handles []string, op AckOp, delay time.Duration) ([]AckResult, error) {
+func (c *Client) ackBatch(ctx context.Context, topic string, handles []string, op AckOp, nack NackOptions) ([]AckResult, error) {
 	if len(handles) == 0 {
 		return nil, ErrEmptyMessage
 	}
@@ -292,7 +320,7 @@ func (c *Client) ackBatch(ctx context.Context, topic string, handles []string, o
 	if err != nil {
 		return nil, err
 	}
-	q := settleQuery(op, delay)
+	q := settleQuery(op, nack)
 	path := topicPath(topic, "/ack")
 	rep, err := c.do(ctx, request{method: http.MethodPost, path: path, query: q, body: body, contentType: "application/json"})
 	if err != nil {

@@ -184,6 +184,14 @@ func TestSettleSingleHandle(t *testing.T) {
 			return c.NackAfter(ctx, topic, h, 0)
 		},
 			query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"0"}}},
+		"nack_with_reason": {call: func(c *httpclient.Client, ctx context.Context, topic, h string) error {
+			return c.NackWith(ctx, topic, h, httpclient.NackOptions{Reason: "bad & worse ü"})
+		},
+			query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"0"}, "reason": {"bad & worse ü"}}},
+		"nack_with_both": {call: func(c *httpclient.Client, ctx context.Context, topic, h string) error {
+			return c.NackWith(ctx, topic, h, httpclient.NackOptions{Delay: 2 * time.Second, Reason: "later"})
+		},
+			query: map[string][]string{"receipt_handle": {"2:7:99"}, "extend": {"0"}, "delay_ms": {"2000"}, "reason": {"later"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -208,7 +216,7 @@ func TestAckBatch(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
 		op      httpclient.AckOp
-		delay   time.Duration // sent through NackBatchAfter when set
+		nack    *httpclient.NackOptions // sent through NackBatchWith when set
 		answer  canned
 		query   map[string][]string
 		want    []httpclient.AckResult
@@ -217,8 +225,10 @@ func TestAckBatch(t *testing.T) {
 		"ack_mixed_results": {op: httpclient.OpAck, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":410,"error":"receipt handle no longer matches an active reservation"}]}`), query: map[string][]string{},
 			want: []httpclient.AckResult{{Status: 204}, {Status: 410, Error: "receipt handle no longer matches an active reservation"}}},
 		"nack_mode": {op: httpclient.OpNack, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`), query: map[string][]string{"extend": {"0"}}, want: []httpclient.AckResult{{Status: 204}, {Status: 204}}},
-		"nack_after": {op: httpclient.OpNack, delay: time.Minute, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`),
+		"nack_after": {op: httpclient.OpNack, nack: &httpclient.NackOptions{Delay: time.Minute}, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`),
 			query: map[string][]string{"extend": {"0"}, "delay_ms": {"60000"}}, want: []httpclient.AckResult{{Status: 204}, {Status: 204}}},
+		"nack_with_reason": {op: httpclient.OpNack, nack: &httpclient.NackOptions{Delay: time.Second, Reason: "poison"}, answer: jsonAnswer(200, `{"results":[{"status":204},{"status":204}]}`),
+			query: map[string][]string{"extend": {"0"}, "delay_ms": {"1000"}, "reason": {"poison"}}, want: []httpclient.AckResult{{Status: 204}, {Status: 204}}},
 		"short_results": {op: httpclient.OpExtend, answer: jsonAnswer(200, `{"results":[{"status":204}]}`), query: map[string][]string{"extend": {"true"}}, wantErr: httpclient.ErrMalformedReply},
 	}
 	for name, tc := range cases {
@@ -228,9 +238,9 @@ func TestAckBatch(t *testing.T) {
 			batch := func(ctx context.Context, topic string, hs []string) ([]httpclient.AckResult, error) {
 				return c.AckBatch(ctx, topic, hs, tc.op)
 			}
-			if tc.delay > 0 {
+			if tc.nack != nil {
 				batch = func(ctx context.Context, topic string, hs []string) ([]httpclient.AckResult, error) {
-					return c.NackBatchAfter(ctx, topic, hs, tc.delay)
+					return c.NackBatchWith(ctx, topic, hs, *tc.nack)
 				}
 			}
 			got, err := batch(context.Background(), "t", []string{"0:1:1", "1:2:3"})

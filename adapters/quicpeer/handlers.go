@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
@@ -28,7 +27,7 @@ type Consumer interface {
 type Settler interface {
 	Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op consume.Op) error
 	AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op consume.Op) ([]error, error)
-	NackBatchAfter(ctx context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error)
+	NackBatchWith(ctx context.Context, topic string, hs []domain.ReceiptHandle, opts consume.NackOptions) ([]error, error)
 }
 
 var (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
@@ -76,7 +75,7 @@ type settleBatch struct {
 	topic string
 	hs    []domain.ReceiptHandle
 	op    consume.Op
-	delay time.Duration // a delayed nack's (NackBatchAfter)
+	nack  consume.NackOptions // a nack's through NackBatchWith
 }
 
 func (f *fakeService) Consume(_ context.Context, req consume.Request) ([]domain.Delivery, error) {
@@ -100,8 +99,8 @@ func (f *fakeService) AckBatch(_ context.Context, topic string, hs []domain.Rece
 	return f.batch(settleBatch{topic: topic, hs: append([]domain.ReceiptHandle(nil), hs...), op: op})
 }
 
-func (f *fakeService) NackBatchAfter(_ context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
-	return f.batch(settleBatch{topic: topic, hs: append([]domain.ReceiptHandle(nil), hs...), op: consume.OpNack, delay: delay})
+func (f *fakeService) NackBatchWith(_ context.Context, topic string, hs []domain.ReceiptHandle, opts consume.NackOptions) ([]error, error) {
+	return f.batch(settleBatch{topic: topic, hs: append([]domain.ReceiptHandle(nil), hs...), op: consume.OpNack, nack: opts})
 }
 
 func (f *fakeService) batch(b settleBatch) ([]error, error) {

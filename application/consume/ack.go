@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/deadletter"
 	"github.com/narad/narad/domain/lease"
 	"github.com/narad/narad/domain/meta"
 )
@@ -44,36 +46,58 @@ func (s *Service) Nack(ctx context.Context, topic string, h domain.ReceiptHandle
 	return s.Settle(ctx, topic, h, OpNack)
 }
 
-// NackAfter releases h's lease like Nack but keeps the message out of
-// delivery for delay (at most NackDelayMax, else domain.ErrInvalidArgument);
-// the handle is dead at once and the redelivery carries a new one. A delay
-// of 0 is a Nack. The delay is held like a lease, in the owner's memory:
-// a restart or a move of the partition ends it early, as it ends every
-// lease. Errors as Settle, and for another node's partition a
-// domain.ErrPrecondition refusal when its owner runs a release that cannot
-// delay a nack (nothing applied; the lease stands).
-func (s *Service) NackAfter(ctx context.Context, topic string, h domain.ReceiptHandle, delay time.Duration) error {
-	if err := checkNackDelay(delay); err != nil {
+// NackOptions is what a nack may carry besides its handles (the zero
+// value is a plain Nack).
+type NackOptions struct {
+	// Delay keeps the message out of delivery that long, at most
+	// NackDelayMax; 0 (or under a millisecond) releases it at once. The
+	// delay is held like a lease, in the owner's memory: a restart or a
+	// move of the partition ends it early, as it ends every lease.
+	Delay time.Duration
+	// Reason is kept as the message's last nack reason on a topic with a
+	// dead-letter policy and written into its dead letter; "" keeps the
+	// reason before it. At most deadletter.ReasonBytesMax bytes of UTF-8.
+	// A topic without a policy ignores it.
+	Reason string
+}
+
+// NackWith releases h's lease like Nack, with opts' delay and reason; the
+// handle is dead at once and the redelivery carries a new one. Errors as
+// Settle, domain.ErrInvalidArgument for a delay or reason out of bounds,
+// and for another node's partition a domain.ErrPrecondition refusal when
+// its owner runs a release that cannot delay a nack or keep its reason
+// (nothing applied; the lease stands).
+func (s *Service) NackWith(ctx context.Context, topic string, h domain.ReceiptHandle, opts NackOptions) error {
+	if err := opts.check(); err != nil {
 		return err
 	}
-	return s.settleRouted(ctx, topic, h, OpNack, delay, s.peers != nil)
+	return s.settleRouted(ctx, topic, h, OpNack, opts, s.peers != nil)
 }
 
-// NackBatchAfter is NackAfter for every handle of a batch, answered as
+// NackBatchWith is NackWith for every handle of a batch, answered as
 // AckBatch answers.
-func (s *Service) NackBatchAfter(ctx context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
-	if err := checkNackDelay(delay); err != nil {
+func (s *Service) NackBatchWith(ctx context.Context, topic string, hs []domain.ReceiptHandle, opts NackOptions) ([]error, error) {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	return s.ackBatch(ctx, topic, hs, OpNack, delay, s.peers != nil)
+	return s.ackBatch(ctx, topic, hs, OpNack, opts, s.peers != nil)
 }
 
-func checkNackDelay(delay time.Duration) error {
-	if delay < 0 || delay > NackDelayMax {
-		return fmt.Errorf("consume: nack delay %v: want 0 to %v: %w", delay, NackDelayMax, domain.ErrInvalidArgument)
+// check refuses a delay or a reason out of bounds.
+func (o NackOptions) check() error {
+	if o.Delay < 0 || o.Delay > NackDelayMax {
+		return fmt.Errorf("consume: nack delay %v: want 0 to %v: %w", o.Delay, NackDelayMax, domain.ErrInvalidArgument)
+	}
+	if len(o.Reason) > deadletter.ReasonBytesMax || !utf8.ValidString(o.Reason) {
+		return fmt.Errorf("consume: nack reason of %d bytes: want at most %d bytes of UTF-8: %w",
+			len(o.Reason), deadletter.ReasonBytesMax, domain.ErrInvalidArgument)
 	}
 	return nil
 }
+
+// remote reports whether a nack with o must go to another node's owner as
+// a NackRemote rather than a plain settle.
+func (o NackOptions) remote() bool { return o.Delay > 0 || o.Reason != "" }
 
 // Settle applies op to h's lease. With Deps.Peers set, a handle of another
 // node's partition is settled on its owner: domain.ErrOwnerDown when the
@@ -81,7 +105,7 @@ func checkNackDelay(delay time.Duration) error {
 // left this node (nothing applied), domain.ErrOwnerNoAnswer when it got no
 // answer (the op may have been applied).
 func (s *Service) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
-	return s.settleRouted(ctx, topic, h, op, 0, s.peers != nil)
+	return s.settleRouted(ctx, topic, h, op, NackOptions{}, s.peers != nil)
 }
 
 // AckBatch applies op to every handle independently and answers one error
@@ -90,12 +114,12 @@ func (s *Service) Settle(ctx context.Context, topic string, h domain.ReceiptHand
 // handles of other nodes' partitions are grouped per owner, each group one
 // forward, the groups in parallel (internals.md §5.9).
 func (s *Service) AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op) ([]error, error) {
-	return s.ackBatch(ctx, topic, hs, op, 0, s.peers != nil)
+	return s.ackBatch(ctx, topic, hs, op, NackOptions{}, s.peers != nil)
 }
 
-// settleRouted applies op to h, here or on its owner; delay is a nack's
-// (0 for every other op).
-func (s *Service) settleRouted(ctx context.Context, topic string, h domain.ReceiptHandle, op Op, delay time.Duration, forward bool) error {
+// settleRouted applies op to h, here or on its owner; nack is a nack's
+// options (zero for every other op).
+func (s *Service) settleRouted(ctx context.Context, topic string, h domain.ReceiptHandle, op Op, nack NackOptions, forward bool) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
@@ -108,12 +132,12 @@ func (s *Service) settleRouted(ctx context.Context, topic string, h domain.Recei
 	case err != nil:
 		return err
 	case owner != "":
-		return s.settleOnOwner(ctx, owner, t.Name, []domain.ReceiptHandle{h}, op, delay)[0]
+		return s.settleOnOwner(ctx, owner, t.Name, []domain.ReceiptHandle{h}, op, nack)[0]
 	}
-	return s.settleOn(sh, t, h, op, delay)
+	return s.settleHere(sh, t, h, op, nack)
 }
 
-func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, delay time.Duration, forward bool) ([]error, error) {
+func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, nack NackOptions, forward bool) ([]error, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -144,11 +168,21 @@ func (s *Service) ackBatch(ctx context.Context, topic string, hs []domain.Receip
 			shards[h.Partition] = f
 		}
 		if out[i] = f.err; f.err == nil {
-			out[i] = s.settleOn(f.sh, t, h, op, delay)
+			out[i] = s.settleHere(f.sh, t, h, op, nack)
 		}
 	}
-	s.settleGroups(ctx, t.Name, hs, op, delay, groups, out)
+	s.settleGroups(ctx, t.Name, hs, op, nack, groups, out)
 	return out, nil
+}
+
+// settleHere applies op to h's lease on sh, the shard of h's partition
+// (settleOn); a nack's reason is kept on a topic with a dead-letter policy
+// (nackWithReason) and ignored on any other.
+func (s *Service) settleHere(sh *shard, t meta.Topic, h domain.ReceiptHandle, op Op, nack NackOptions) error {
+	if op == OpNack && nack.Reason != "" && s.maxReceivesOf(t) > 0 {
+		return s.nackWithReason(sh, t, h, nack)
+	}
+	return s.settleOn(sh, t, h, op, nack.Delay)
 }
 
 // settleOn applies op to h's lease on sh, the shard of h's partition; a

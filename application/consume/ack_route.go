@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -60,7 +59,7 @@ func (s *Service) groupRemote(t meta.Topic, hs []domain.ReceiptHandle, out []err
 
 // settleGroups sends each owner its handles in one forward, the owners in
 // parallel, and writes each handle's outcome at its index in out.
-func (s *Service) settleGroups(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, delay time.Duration, groups map[string][]int, out []error) {
+func (s *Service) settleGroups(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op, nack NackOptions, groups map[string][]int, out []error) {
 	var wg sync.WaitGroup
 	for node, at := range groups {
 		wg.Go(func() {
@@ -68,7 +67,7 @@ func (s *Service) settleGroups(ctx context.Context, topic string, hs []domain.Re
 			for j, i := range at {
 				sub[j] = hs[i]
 			}
-			for j, err := range s.settleOnOwner(ctx, node, topic, sub, op, delay) {
+			for j, err := range s.settleOnOwner(ctx, node, topic, sub, op, nack) {
 				out[at[j]] = err // each goroutine writes its own indexes only
 			}
 		})
@@ -80,12 +79,13 @@ func (s *Service) settleGroups(ctx context.Context, topic string, hs []domain.Re
 // the owner's answer, or for a transport failure domain.ErrOwnerNotReached
 // when the forward never left (nothing applied) and domain.ErrOwnerNoAnswer
 // when no answer came (the op may have been applied), each with the API's
-// message. A nack with a delay goes as its own request (DeferRemote).
-func (s *Service) settleOnOwner(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op Op, delay time.Duration) []error {
+// message. A nack with a delay or a reason goes as its own request
+// (NackRemote).
+func (s *Service) settleOnOwner(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, op Op, nack NackOptions) []error {
 	var errs []error
 	var err error
-	if op == OpNack && delay > 0 {
-		errs, err = s.peers.DeferRemote(ctx, node, topic, hs, delay)
+	if op == OpNack && nack.remote() {
+		errs, err = s.peers.NackRemote(ctx, node, topic, hs, ports.NackOptions(nack))
 	} else {
 		errs, err = s.peers.SettleRemote(ctx, node, topic, hs, settleOps[op])
 	}

@@ -156,11 +156,11 @@ func TestNackAfterOverridesTheBackoff(t *testing.T) {
 	e.setRedelivery(tp, ladder)
 	e.produce(tp, 0, "x")
 	d := e.one("orders", 0)
-	if err := e.svc.NackAfter(context.Background(), "orders", *d.Handle, 500*time.Millisecond); err != nil {
+	if err := e.svc.NackWith(context.Background(), "orders", *d.Handle, consume.NackOptions{Delay: 500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	d = e.heldFor("orders", 0, 500*time.Millisecond, *d.Handle)
-	if err := e.svc.NackAfter(context.Background(), "orders", *d.Handle, 9*time.Second); err != nil {
+	if err := e.svc.NackWith(context.Background(), "orders", *d.Handle, consume.NackOptions{Delay: 9 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	e.heldFor("orders", 0, 9*time.Second, *d.Handle)

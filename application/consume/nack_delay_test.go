@@ -21,7 +21,7 @@ func TestNackAfterHoldsTheMessageForItsDelay(t *testing.T) {
 	tp := e.createTopic("orders", 1, nil, nil)
 	e.produce(tp, 0, "x", "y")
 	d := e.one("orders", 0)
-	if err := e.svc.NackAfter(context.Background(), "orders", *d.Handle, 10*time.Second); err != nil {
+	if err := e.svc.NackWith(context.Background(), "orders", *d.Handle, consume.NackOptions{Delay: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, e.svc.Ack(context.Background(), "orders", *d.Handle), domain.ErrLeaseGone)
@@ -60,7 +60,7 @@ func TestNackBatchAfterAnswersEachHandle(t *testing.T) {
 	d0, d1 := e.one("orders", 0), e.one("orders", 0)
 	dead := *d1.Handle
 	dead.Nonce++
-	errs, err := e.svc.NackBatchAfter(context.Background(), "orders", []domain.ReceiptHandle{*d0.Handle, dead}, time.Minute)
+	errs, err := e.svc.NackBatchWith(context.Background(), "orders", []domain.ReceiptHandle{*d0.Handle, dead}, consume.NackOptions{Delay: time.Minute})
 	if err != nil || errs[0] != nil || !errors.Is(errs[1], domain.ErrLeaseGone) {
 		t.Fatalf("%v %v", errs, err)
 	}
@@ -68,12 +68,12 @@ func TestNackBatchAfterAnswersEachHandle(t *testing.T) {
 	if d2.Record.Offset != 2 {
 		t.Fatalf("got offset %d, want 2 while 0 is held and 1 leased", d2.Record.Offset)
 	}
-	if _, err := e.svc.NackBatchAfter(context.Background(), "orders", []domain.ReceiptHandle{*d2.Handle}, 0); err != nil {
+	if _, err := e.svc.NackBatchWith(context.Background(), "orders", []domain.ReceiptHandle{*d2.Handle}, consume.NackOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if back := e.one("orders", 0); back.Record.Offset != 2 {
 		t.Fatalf("a zero delay: got offset %d, want 2 at once", back.Record.Offset)
-	} else if err := e.svc.NackAfter(context.Background(), "orders", *back.Handle, 999*time.Microsecond); err != nil {
+	} else if err := e.svc.NackWith(context.Background(), "orders", *back.Handle, consume.NackOptions{Delay: 999 * time.Microsecond}); err != nil {
 		t.Fatal(err)
 	}
 	if back := e.one("orders", 0); back.Record.Offset != 2 {
@@ -90,25 +90,25 @@ func TestNackAfterRefusesADelayOutOfRange(t *testing.T) {
 	e.produce(tp, 0, "x")
 	d := e.one("orders", 0)
 	for _, delay := range []time.Duration{-time.Millisecond, consume.NackDelayMax + time.Millisecond} {
-		wantErr(t, e.svc.NackAfter(context.Background(), "orders", *d.Handle, delay), domain.ErrInvalidArgument)
-		_, err := e.svc.NackBatchAfter(context.Background(), "orders", []domain.ReceiptHandle{*d.Handle}, delay)
+		wantErr(t, e.svc.NackWith(context.Background(), "orders", *d.Handle, consume.NackOptions{Delay: delay}), domain.ErrInvalidArgument)
+		_, err := e.svc.NackBatchWith(context.Background(), "orders", []domain.ReceiptHandle{*d.Handle}, consume.NackOptions{Delay: delay})
 		wantErr(t, err, domain.ErrInvalidArgument)
 	}
 	e.ack("orders", d) // the lease stands
 }
 
 // ensure that a delayed nack of another node's partition goes to its owner
-// with the delay (DeferRemote), and that the owner's refusal comes back.
+// with the delay (NackRemote), and that the owner's refusal comes back.
 func TestNackAfterIsForwardedWithItsDelay(t *testing.T) {
 	c := newCluster(t)
 	c.split("t", self, "node-2")
 	h := domain.ReceiptHandle{Partition: 1, Offset: 3, Nonce: 4}
-	if err := c.svc.NackAfter(context.Background(), "t", h, 5*time.Second); err != nil {
+	if err := c.svc.NackWith(context.Background(), "t", h, consume.NackOptions{Delay: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	refused := domain.ReceiptHandle{Partition: 1, Offset: 4, Nonce: 5}
 	c.fwd.RefuseHandle(refused, domain.Refuse(domain.ErrPrecondition, "older owner"))
-	errs, err := c.svc.NackBatchAfter(context.Background(), "t", []domain.ReceiptHandle{refused}, time.Second)
+	errs, err := c.svc.NackBatchWith(context.Background(), "t", []domain.ReceiptHandle{refused}, consume.NackOptions{Delay: time.Second})
 	if err != nil || !errors.Is(errs[0], domain.ErrPrecondition) {
 		t.Fatalf("%v %v", errs, err)
 	}
@@ -127,7 +127,7 @@ func TestOwnerNackBatchAfterStaysLocal(t *testing.T) {
 	d := c.one("t", 0)
 	o := c.svc.Owner()
 	remote := domain.ReceiptHandle{Partition: 1, Offset: 0, Nonce: 1}
-	errs, err := o.NackBatchAfter(context.Background(), "t", []domain.ReceiptHandle{*d.Handle, remote}, time.Minute)
+	errs, err := o.NackBatchWith(context.Background(), "t", []domain.ReceiptHandle{*d.Handle, remote}, consume.NackOptions{Delay: time.Minute})
 	if err != nil || errs[0] != nil || !errors.Is(errs[1], domain.ErrNotOwner) {
 		t.Fatalf("%v %v", errs, err)
 	}
@@ -148,7 +148,7 @@ func TestNackAfterUnderAMillisecondWakesAParkedConsumer(t *testing.T) {
 	d := e.one("orders", -1)
 	got := e.longPoll(t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})
 	e.parked(1)
-	if err := e.svc.NackAfter(t.Context(), "orders", *d.Handle, 999*time.Microsecond); err != nil {
+	if err := e.svc.NackWith(t.Context(), "orders", *d.Handle, consume.NackOptions{Delay: 999 * time.Microsecond}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-got

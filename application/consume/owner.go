@@ -2,7 +2,6 @@ package consume
 
 import (
 	"context"
-	"time"
 
 	"github.com/narad/narad/domain"
 )
@@ -25,18 +24,18 @@ func (o *Owner) Consume(ctx context.Context, req Request) ([]domain.Delivery, er
 
 // Settle applies op to h on a local partition only.
 func (o *Owner) Settle(ctx context.Context, topic string, h domain.ReceiptHandle, op Op) error {
-	return o.s.settleRouted(ctx, topic, h, op, 0, false)
+	return o.s.settleRouted(ctx, topic, h, op, NackOptions{}, false)
 }
 
 // AckBatch applies op to each handle on local partitions only.
 func (o *Owner) AckBatch(ctx context.Context, topic string, hs []domain.ReceiptHandle, op Op) ([]error, error) {
-	return o.s.ackBatch(ctx, topic, hs, op, 0, false)
+	return o.s.ackBatch(ctx, topic, hs, op, NackOptions{}, false)
 }
 
-// NackBatchAfter nacks each handle with delay on local partitions only.
-func (o *Owner) NackBatchAfter(ctx context.Context, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
-	if err := checkNackDelay(delay); err != nil {
+// NackBatchWith nacks each handle with opts on local partitions only.
+func (o *Owner) NackBatchWith(ctx context.Context, topic string, hs []domain.ReceiptHandle, opts NackOptions) ([]error, error) {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	return o.s.ackBatch(ctx, topic, hs, OpNack, delay, false)
+	return o.s.ackBatch(ctx, topic, hs, OpNack, opts, false)
 }

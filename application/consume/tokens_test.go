@@ -385,8 +385,8 @@ func (b *bridge) SettleRemote(ctx context.Context, node, topic string, hs []doma
 	return b.node(node).Owner().AckBatch(ctx, topic, hs, ops[op])
 }
 
-func (b *bridge) DeferRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, delay time.Duration) ([]error, error) {
-	return b.node(node).Owner().NackBatchAfter(ctx, topic, hs, delay)
+func (b *bridge) NackRemote(ctx context.Context, node, topic string, hs []domain.ReceiptHandle, opts ports.NackOptions) ([]error, error) {
+	return b.node(node).Owner().NackBatchWith(ctx, topic, hs, consume.NackOptions(opts))
 }
 
 func (b *bridge) RegisterTokens(_ context.Context, owner, from string, regs []ports.TokenRegistration) error {

@@ -36,6 +36,27 @@ func TestAckNacksEnvelopesFromStandardInputWithADelay(t *testing.T) {
 	}
 }
 
+// ensure that --reason goes with the nack, single and batch, escaped, and
+// with --delay.
+func TestAckNackCarriesAReason(t *testing.T) {
+	t.Parallel()
+	b := subTopic(t)
+	handles := readHandlesFrom(t, leaseAll(t, b, "3"))
+	r := runCLI(t, cliOpts{}, "ack", "t", "-s", b.url(), "--handle", handles[0], "--nack", "--reason", "bad & worse")
+	if r.code != 0 || r.stderr != "nack: 1 of 1 handle(s)\n" {
+		t.Fatalf("single: exit %d stderr %q", r.code, r.stderr)
+	}
+	r = runCLI(t, cliOpts{stdin: strings.Join(handles[1:], "\n")}, "ack", "t", "-s", b.url(), "--nack", "--delay", "2s", "--reason", "later")
+	if r.code != 0 {
+		t.Fatalf("batch: exit %d stderr %q", r.code, r.stderr)
+	}
+	got := b.lines("POST /v1/topics/t/ack")
+	if len(got) != 2 || !strings.Contains(got[0], "reason=bad+%26+worse") || !strings.Contains(got[0], "extend=0") ||
+		!strings.Contains(got[1], "reason=later") || !strings.Contains(got[1], "delay_ms=2000") {
+		t.Fatalf("requests %v", got)
+	}
+}
+
 // ensure that one --handle goes in the single form, that a refused handle
 // is reported and exits 1, and that acks are the default.
 func TestAckSingleHandleAndRefusals(t *testing.T) {
@@ -70,6 +91,10 @@ func TestAckUsageErrors(t *testing.T) {
 		"both_ops":       {args: []string{"--handle", "0:0:1", "--extend", "--nack"}, want: "--extend and --nack are mutually exclusive"},
 		"delay_no_nack":  {args: []string{"--handle", "0:0:1", "--delay", "1s"}, want: "--delay needs --nack"},
 		"negative_delay": {args: []string{"--handle", "0:0:1", "--nack", "--delay", "-1s"}, want: "--delay must be >= 0"},
+		"reason_no_nack": {args: []string{"--handle", "0:0:1", "--reason", "x"}, want: "--reason needs --nack"},
+		"reason_extend":  {args: []string{"--handle", "0:0:1", "--extend", "--reason", "x"}, want: "--reason needs --nack"},
+		"empty_reason":   {args: []string{"--handle", "0:0:1", "--nack", "--reason", ""}, want: "--reason must be 1 to 1024 bytes of UTF-8"},
+		"long_reason":    {args: []string{"--handle", "0:0:1", "--nack", "--reason", strings.Repeat("x", 1025)}, want: "--reason must be 1 to 1024 bytes of UTF-8"},
 		"no_handles":     {stdin: "\n\n", want: "no receipt handle"},
 		"bad_json_line":  {stdin: "{\"offset\":1}\n", want: "standard input line 1: a JSON line must be a message envelope with a receipt_handle"},
 	} {

@@ -119,11 +119,14 @@ func (cl *client) consumeAndAck(t *testing.T) {
 	ack("receipt_handle="+batch.Messages[0].Handle+"&extend=0", 204)
 	cl.do(t, bad(call{method: "POST", path: "/v1/topics/work/ack?receipt_handle=not-a-handle", as: root, contentType: "application/json"}), 400)
 	cl.do(t, bad(call{method: "POST", path: "/v1/topics/work/ack?receipt_handle=" + q.Handle + "&extend=maybe", as: root, contentType: "application/json"}), 400)
-	cl.do(t, call{method: "POST", path: "/v1/topics/pinned/ack?receipt_handle=" + pinned.Handle + "&extend=0&delay_ms=60000", as: root,
+	cl.do(t, call{method: "POST", path: "/v1/topics/pinned/ack?receipt_handle=" + pinned.Handle + "&extend=0&delay_ms=60000&reason=schema+v2+not+deployed", as: root,
 		header: map[string]string{"X-Narad-Client": "openapi-e2e"}}, 204)
 	cl.do(t, bad(call{method: "POST", path: "/v1/topics/work/ack?receipt_handle=" + q.Handle + "&extend=0&delay_ms=-5", as: root, contentType: "application/json"}), 400).
 		wantError(t, "invalid delay_ms: want an integer from 0 to 43200000 (milliseconds)")
 	ack("receipt_handle="+q.Handle+"&delay_ms=5", 400).wantError(t, "delay_ms applies to a nack only (extend=0)")
+	ack("receipt_handle="+q.Handle+"&reason=why", 400).wantError(t, "reason applies to a nack only (extend=0)")
+	cl.do(t, bad(call{method: "POST", path: "/v1/topics/work/ack?receipt_handle=" + q.Handle + "&extend=0&reason=", as: root, contentType: "application/json"}), 400).
+		wantError(t, "invalid reason: want 1 to 1024 bytes of UTF-8")
 	cl.do(t, call{method: "POST", path: "/v1/topics/work/ack?receipt_handle=" + q.Handle, as: root}, 415)
 	cl.do(t, call{method: "POST", path: "/v1/topics/nosuch/ack?receipt_handle=0:0:1", as: root, contentType: "application/json"}, 404)
 
