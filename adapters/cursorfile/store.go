@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/narad/narad/adapters/partdir"
 	"github.com/narad/narad/adapters/segmentlog"
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
@@ -222,7 +223,9 @@ func (s *Store) Children(parent domain.PartitionRef) ([]string, error) {
 }
 
 // ours reports whether parent's directory exists and belongs to its
-// incarnation (an empty id accepts any).
+// incarnation (an empty id accepts any). It is partdir.Ours but for the
+// marker read, capped like a cursor file, and the stat error, which names
+// the directory.
 func (s *Store) ours(parent domain.PartitionRef) (bool, error) {
 	if _, err := s.fs.Stat(s.dir(parent)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -278,11 +281,8 @@ func readCapped(fsys vfs.FS, name string) ([]byte, error) {
 }
 
 func validRef(ref domain.PartitionRef) error {
-	if err := domain.ValidateTopicName(ref.Topic); err != nil {
-		return fmt.Errorf("cursorfile: %w: %w", domain.ErrInvalidRecord, err)
-	}
-	if ref.Partition < 0 || !ref.TopicID.Valid() {
-		return fmt.Errorf("cursorfile: partition %d id %q: %w", ref.Partition, ref.TopicID, domain.ErrInvalidRecord)
+	if err := partdir.ValidRef(ref); err != nil {
+		return fmt.Errorf("cursorfile: %w", err)
 	}
 	return nil
 }

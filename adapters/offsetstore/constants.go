@@ -6,12 +6,6 @@ package offsetstore
 const (
 	aheadFileName  = "consumer.ahead"  // two checksummed slots: anchor and window
 	offsetFileName = "consumer.offset" // 8 bytes: the frontier, big-endian int64
-
-	// markerFileName and the directory names below are adapters/segmentlog's
-	// layout, which owns the partition directories this package writes into.
-	markerFileName     = "incarnation"
-	topicsDirName      = "topics"
-	partitionDirDigits = 5 // p<5-digit partition>
 )
 
 // Slot layout of consumer.ahead. Part of the on-disk format.

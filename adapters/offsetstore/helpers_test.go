@@ -18,6 +18,13 @@ const (
 	idB     = domain.TopicID("00000000000000bb")
 )
 
+// segmentlog's layout, spelled out here so the tests pin the on-disk format
+// independently of adapters/partdir.
+const (
+	topicsDirName  = "topics"
+	markerFileName = "incarnation"
+)
+
 func refOf(topic string, id domain.TopicID, p int32) domain.PartitionRef {
 	return domain.PartitionRef{Topic: topic, TopicID: id, Partition: p}
 }

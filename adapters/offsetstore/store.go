@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
+	"github.com/narad/narad/adapters/partdir"
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -29,9 +28,9 @@ type Options struct {
 
 // Store is the file-backed ports.OffsetStore.
 type Store struct {
-	fs        vfs.FS
-	topicsDir string
-	maxHeld   int
+	fs      vfs.FS
+	dataDir string
+	maxHeld int
 
 	mu     sync.Mutex
 	closed bool
@@ -64,18 +63,14 @@ func New(opts Options) (*Store, error) {
 		opts.MaxHeld = DefaultMaxHeldDescriptors
 	}
 	return &Store{
-		fs: opts.FS, topicsDir: filepath.Join(opts.DataDir, topicsDirName),
+		fs: opts.FS, dataDir: opts.DataDir,
 		maxHeld: opts.MaxHeld, parts: map[domain.PartitionRef]*part{},
 	}, nil
 }
 
 // partitionDir names ref's directory, as adapters/segmentlog lays it out.
 func (s *Store) partitionDir(ref domain.PartitionRef) string {
-	name := strconv.Itoa(int(ref.Partition))
-	if pad := partitionDirDigits - len(name); pad > 0 {
-		name = strings.Repeat("0", pad) + name
-	}
-	return filepath.Join(s.topicsDir, ref.Topic, "p"+name)
+	return partdir.Dir(s.dataDir, ref)
 }
 
 // Load reads ref's progress from disk: the newest valid consumer.ahead slot
@@ -249,11 +244,8 @@ func (s *Store) release(p *part) {
 }
 
 func validRef(ref domain.PartitionRef) error {
-	if err := domain.ValidateTopicName(ref.Topic); err != nil {
-		return fmt.Errorf("offsetstore: %w: %w", domain.ErrInvalidRecord, err)
-	}
-	if ref.Partition < 0 || !ref.TopicID.Valid() {
-		return fmt.Errorf("offsetstore: partition %d id %q: %w", ref.Partition, ref.TopicID, domain.ErrInvalidRecord)
+	if err := partdir.ValidRef(ref); err != nil {
+		return fmt.Errorf("offsetstore: %w", err)
 	}
 	return nil
 }

@@ -8,12 +8,6 @@ import "github.com/narad/narad/domain/deadletter"
 const (
 	receivesFileName = "consumer.receives"     // the frames, in append order
 	tmpFileName      = "consumer.receives.tmp" // a compaction being written
-
-	// markerFileName and the directory names below are adapters/segmentlog's
-	// layout, which owns the partition directories this package writes into.
-	markerFileName     = "incarnation"
-	topicsDirName      = "topics"
-	partitionDirDigits = 5 // p<5-digit partition>
 )
 
 // Frame layout. Part of the on-disk format.

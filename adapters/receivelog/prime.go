@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strings"
 
+	"github.com/narad/narad/adapters/partdir"
 	"github.com/narad/narad/adapters/vfs"
 	"github.com/narad/narad/domain"
 )
@@ -18,23 +18,11 @@ import (
 // ref's incarnation (its topic's marker names ref.TopicID; a legacy empty id
 // accepts any directory).
 func (s *Store) ours(ref domain.PartitionRef) (bool, error) {
-	if _, err := s.fs.Stat(s.partitionDir(ref)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
-		}
-		return false, fmt.Errorf("receivelog: stat %s: %w", ref, err)
-	}
-	if ref.TopicID == "" {
-		return true, nil
-	}
-	b, err := vfs.ReadFile(s.fs, filepath.Join(s.topicsDir, ref.Topic, markerFileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
+	ok, err := partdir.Ours(s.fs, s.dataDir, ref)
 	if err != nil {
-		return false, fmt.Errorf("receivelog: read incarnation marker of %s: %w", ref.Topic, err)
+		return false, fmt.Errorf("receivelog: %w", err)
 	}
-	return domain.TopicID(strings.TrimSpace(string(b))) == ref.TopicID, nil
+	return ok, nil
 }
 
 // ready makes p's descriptor usable for an Append: primed, reopened after
