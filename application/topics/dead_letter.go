@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/narad/narad/application/releasegate"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
 	"github.com/narad/narad/domain/meta"
@@ -52,43 +51,15 @@ func (s *Service) deadLetterTargetExists(ctx context.Context, p meta.DeadLetter)
 	return err
 }
 
-// deadLetterGate refuses (412) while a member or a Raft server runs a
-// release that does not apply SetTopicDeadLetter: proposing it would stop
-// that member's state machine.
+// deadLetterGate refuses (412) while a member runs a release that cannot store
+// the policy (policyGate).
 func (s *Service) deadLetterGate(ctx context.Context) error {
-	h, held, err := releasegate.Check(ctx, s.self, s.store, s.servers, meta.TypeSetTopicDeadLetter)
-	switch {
-	case errors.Is(err, releasegate.ErrServersUnread):
-		return domain.Refuse(domain.ErrUnavailable, "could not read the Raft configuration for the release gate; retry")
-	case err != nil:
-		return readFailure(err)
-	case held:
-		return domain.Refuse(domain.ErrPrecondition, fmt.Sprintf(
-			"%s runs an older release that cannot store a dead-letter policy (%s); upgrade every member first",
-			releasegate.Node(h), h))
-	}
-	return nil
+	return s.policyGate(ctx, meta.TypeSetTopicDeadLetter, "dead-letter policy")
 }
 
-// setDeadLetter proposes p (nil clears) on incarnation t and maps the
-// outcome.
+// setDeadLetter proposes p (nil clears) on incarnation t and maps the outcome.
 func (s *Service) setDeadLetter(ctx context.Context, actor string, t meta.Topic, p *meta.DeadLetter) error {
-	applied, err := s.store.Propose(ctx, s.envelope(actor, &meta.SetTopicDeadLetter{Name: t.Name, ID: t.ID, DeadLetter: p}))
-	if err != nil {
-		return proposeFailure(err)
-	}
-	switch res := applied.Result; res.Code {
-	case meta.CodeOK:
-		return nil
-	case meta.CodeNotFound:
-		return domain.ErrTopicNotFound
-	case meta.CodeConflict:
-		return domain.ErrTopicChanged
-	case meta.CodeRefused:
-		return domain.Refuse(domain.ErrConflict, res.Detail)
-	default:
-		return fmt.Errorf("topics: set dead-letter policy of %q: %w", t.Name, res.Err())
-	}
+	return s.proposePolicy(ctx, actor, t.Name, &meta.SetTopicDeadLetter{Name: t.Name, ID: t.ID, DeadLetter: p}, "dead-letter policy")
 }
 
 // checkDeadLetter resolves a policy of topic origin, checks that its topic

@@ -55,43 +55,15 @@ func resolveRedelivery(r RedeliveryRequest) (meta.Redelivery, error) {
 	return p, nil
 }
 
-// redeliveryGate refuses (412) while a member or a Raft server runs a
-// release that does not apply SetTopicRedelivery: proposing it would stop
-// that member's state machine.
+// redeliveryGate refuses (412) while a member runs a release that cannot store
+// the policy (policyGate).
 func (s *Service) redeliveryGate(ctx context.Context) error {
-	h, held, err := releasegate.Check(ctx, s.self, s.store, s.servers, meta.TypeSetTopicRedelivery)
-	switch {
-	case errors.Is(err, releasegate.ErrServersUnread):
-		return domain.Refuse(domain.ErrUnavailable, "could not read the Raft configuration for the release gate; retry")
-	case err != nil:
-		return readFailure(err)
-	case held:
-		return domain.Refuse(domain.ErrPrecondition, fmt.Sprintf(
-			"%s runs an older release that cannot store a redelivery policy (%s); upgrade every member first",
-			releasegate.Node(h), h))
-	}
-	return nil
+	return s.policyGate(ctx, meta.TypeSetTopicRedelivery, "redelivery policy")
 }
 
-// setRedelivery proposes p (nil clears) on incarnation t and maps the
-// outcome.
+// setRedelivery proposes p (nil clears) on incarnation t and maps the outcome.
 func (s *Service) setRedelivery(ctx context.Context, actor string, t meta.Topic, p *meta.Redelivery) error {
-	applied, err := s.store.Propose(ctx, s.envelope(actor, &meta.SetTopicRedelivery{Name: t.Name, ID: t.ID, Redelivery: p}))
-	if err != nil {
-		return proposeFailure(err)
-	}
-	switch res := applied.Result; res.Code {
-	case meta.CodeOK:
-		return nil
-	case meta.CodeNotFound:
-		return domain.ErrTopicNotFound
-	case meta.CodeConflict:
-		return domain.ErrTopicChanged
-	case meta.CodeRefused:
-		return domain.Refuse(domain.ErrConflict, res.Detail)
-	default:
-		return fmt.Errorf("topics: set redelivery of %q: %w", t.Name, res.Err())
-	}
+	return s.proposePolicy(ctx, actor, t.Name, &meta.SetTopicRedelivery{Name: t.Name, ID: t.ID, Redelivery: p}, "redelivery policy")
 }
 
 // createRedelivery resolves a create's policy and passes the release gate
