@@ -90,8 +90,8 @@ func (s *Service) countReceives(ctx context.Context, t meta.Topic, p int32, ds [
 	return kept, diverted, nil
 }
 
-// loadReceives reads sh's receive log once, forgetting what its loaded
-// frontier settled; call with sh.recv.mu held.
+// loadReceives reads sh's receive log once; offsets the frontier settled
+// are dropped at the next compaction. Call with sh.recv.mu held.
 func (s *Service) loadReceives(sh *shard) error {
 	rc := &sh.recv
 	if rc.loaded {
