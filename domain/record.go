@@ -38,6 +38,9 @@ type IngressRecord struct {
 	Partition   int32
 	CreatedAtMs int64
 	Payload     []byte
+	// DeliverAtMs, when set, is the earliest time (unix ms) the record may
+	// be delivered: a scheduled record (per-message delay). Zero: at once.
+	DeliverAtMs int64
 }
 
 // Validate reports ErrInvalidRecord for a record no WAL may hold.
@@ -51,6 +54,8 @@ func (r IngressRecord) Validate() error {
 		return fmt.Errorf("partition %d out of range: %w", r.Partition, ErrInvalidRecord)
 	case r.CreatedAtMs < 0:
 		return fmt.Errorf("negative created_at_ms: %w", ErrInvalidRecord)
+	case r.DeliverAtMs < 0:
+		return fmt.Errorf("negative deliver_at_ms: %w", ErrInvalidRecord)
 	case !r.TopicID.Valid():
 		return fmt.Errorf("topic id %q is not 16 lowercase hex characters: %w", r.TopicID, ErrInvalidRecord)
 	}
@@ -65,6 +70,9 @@ type Record struct {
 	Key           []byte
 	Payload       []byte
 	CommittedAtMs int64
+	// DeliverAtMs, when set, is the earliest time (unix ms) the record may
+	// be delivered: a scheduled record (per-message delay).
+	DeliverAtMs int64
 }
 
 // PartitionRef names one partition of one topic incarnation.

@@ -99,7 +99,8 @@ func (s *Store) Freeze(ref domain.PartitionRef, token string, ttl time.Duration)
 
 // sideFiles lists the files beside the segments that move with a
 // partition (internals.md §11.4): the consumer position, the receive
-// counts and the fan-out cursors, with their sizes now.
+// counts, the fan-out cursors and the scheduled records' bucket files,
+// with their sizes now.
 func (s *Store) sideFiles(dir string) ([]ports.TransferFile, error) {
 	names, err := s.opts.FS.List(dir)
 	if err != nil {
@@ -141,6 +142,9 @@ const (
 func isSideFile(name string) bool {
 	switch name {
 	case sideConsumerOffset, sideConsumerAhead, sideConsumerReceives:
+		return true
+	}
+	if isBucketName(name) {
 		return true
 	}
 	child, ok := strings.CutPrefix(name, sideCursorPrefix)

@@ -229,6 +229,7 @@ func (s *Store) Remove(ref domain.PartitionRef) error {
 	if l := sl.log.Swap(nil); l != nil {
 		_ = l.close(false)
 	}
+	s.schedForget(sl)
 	sl.floor.Store(0)
 	defer sl.broadcast()
 	if err := s.opts.FS.RemoveAll(sl.dir); err != nil {

@@ -192,6 +192,7 @@ func (s *Store) Install(ref domain.PartitionRef, m ports.MoveMarker) error {
 	// A freeze from a time this node was the partition's source concerns
 	// the copy just replaced: it must not hold back the new owner's commits.
 	sl.freeze.clear()
+	s.schedInstalled(sl, ref)
 	return nil
 }
 
@@ -251,6 +252,7 @@ func (s *Store) Uninstall(ref domain.PartitionRef) error {
 			s.opts.Logger.Error("closing a partition's log before taking its copy back to staging", "dir", sl.dir, "error", err)
 		}
 	}
+	s.schedForget(sl)
 	defer sl.broadcast()
 	staged := s.stagingDir(ref)
 	if err := s.opts.FS.RemoveAll(staged); err != nil {

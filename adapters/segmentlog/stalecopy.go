@@ -108,6 +108,7 @@ func (s *Store) DropStaleCopy(ref domain.PartitionRef, reclaim bool, guard int64
 // and answers its recovered boundary. Callers hold the produce lock and the
 // topic guard.
 func (s *Store) closeForDropLocked(sl *slot) (int64, error) {
+	s.schedForget(sl)
 	l := sl.log.Swap(nil)
 	if l == nil {
 		var err error

@@ -112,6 +112,7 @@ type Store struct {
 	mu     sync.Mutex // the map lock
 	slots  map[partKey]*slot
 	topics map[string]*topicState
+	sched  schedIndex // the slots holding scheduled records
 
 	closed atomic.Bool
 	stop   chan struct{}
@@ -143,6 +144,8 @@ type slot struct {
 
 	wakeMu sync.Mutex
 	wake   chan struct{}
+
+	sched schedState // scheduled records (schedule.go)
 }
 
 // changed returns the channel the next advance or close will close.
@@ -282,6 +285,7 @@ func (s *Store) Close() error {
 		if l := sl.log.Swap(nil); l != nil {
 			errs = append(errs, l.close(true))
 		}
+		s.schedForget(sl)
 		sl.topic.guard.Unlock()
 		sl.produce.Unlock()
 		sl.broadcast()
