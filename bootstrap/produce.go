@@ -29,7 +29,7 @@ var produceModule = fx.Module("produce",
 		newCommitter,
 		asRoutes(produceRoutes),
 	),
-	fx.Invoke(runDispatcher),
+	fx.Invoke(runDispatcher, runReleaser),
 )
 
 // produceRoutes builds the produce routes once per node with the
@@ -46,8 +46,27 @@ func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaVal
 	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m, Drain: drain})
 }
 
-func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, l *leaderconfirm.Latch, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Committer {
-	return produce.NewCommitter(produce.CommitterDeps{Store: s, Logs: logs, Latch: l, Clock: c, Metrics: m, Self: id.ID})
+func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, sched ports.PartitionSchedule, l *leaderconfirm.Latch, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Committer {
+	return produce.NewCommitter(produce.CommitterDeps{Store: s, Logs: logs, Schedule: sched, Latch: l, Clock: c, Metrics: m, Self: id.ID})
+}
+
+// runReleaser moves scheduled records (per-message delays) of the
+// partitions this node owns to their logs when due, and exports the
+// scheduled backlog per partition.
+func runReleaser(lc fx.Lifecycle, s ports.MetadataStore, sched ports.PartitionSchedule, l *leaderconfirm.Latch, c ports.Clock,
+	m ports.Metrics, tm *telemetry.Metrics, id NodeIdentity, log *zap.Logger) {
+	r := produce.NewReleaser(produce.ReleaserDeps{
+		Store: s, Schedule: sched, Latch: l, Clock: c, Metrics: m, Self: id.ID,
+		Logger: newSlog(log.With(zap.String("component", "releaser"))),
+	})
+	tm.ScheduleGauges(func() []ports.ScheduledPartition {
+		list, err := sched.Scheduled()
+		if err != nil {
+			return nil
+		}
+		return list
+	})
+	runWorker(lc, r.Run)
 }
 
 // runDispatcher starts the dispatcher after the storage and metastore are

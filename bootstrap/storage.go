@@ -28,6 +28,7 @@ var storageModule = fx.Module("storage",
 		newPartitionLogs,
 		fx.Annotate(func(s *segmentlog.Store) ports.PartitionLogs { return s }),
 		func(s *segmentlog.Store) ports.MoveMarkers { return s },
+		func(s *segmentlog.Store) ports.PartitionSchedule { return s },
 	),
 )
 

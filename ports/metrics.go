@@ -22,6 +22,13 @@ type Metrics interface {
 	// MessagesDeadLettered counts messages moved from topic to its
 	// dead-letter topic (the origin's name).
 	MessagesDeadLettered(topic string, n int)
+	// MessagesScheduled counts records a produce scheduled for later (a
+	// per-message delay), kept in the partition's schedule on its owner.
+	MessagesScheduled(topic string, partition int32, records int)
+	// MessagesReleased counts scheduled records moved to their partition's
+	// log when due; lagsMs holds how late each was (release time less its
+	// deliver-at).
+	MessagesReleased(topic string, partition int32, lagsMs []int64)
 	// CorruptSkipped counts unreadable records skipped by queue consumers.
 	CorruptSkipped(topic string, partition int32)
 	// Error counts a cross-cutting error by component and kind.

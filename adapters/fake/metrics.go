@@ -45,6 +45,12 @@ func (m *Metrics) LeaseSettled(topic, op string) { m.add(fmt.Sprintf("%s %s", op
 func (m *Metrics) MessagesDeadLettered(topic string, n int) {
 	m.add(fmt.Sprintf("dead_lettered %s", topic), n)
 }
+func (m *Metrics) MessagesScheduled(topic string, p int32, records int) {
+	m.add(fmt.Sprintf("scheduled %s/%d", topic, p), records)
+}
+func (m *Metrics) MessagesReleased(topic string, p int32, lagsMs []int64) {
+	m.add(fmt.Sprintf("released %s/%d", topic, p), len(lagsMs))
+}
 func (m *Metrics) CorruptSkipped(topic string, p int32) {
 	m.add(fmt.Sprintf("corrupt_skipped %s/%d", topic, p), 1)
 }

@@ -59,7 +59,7 @@ func planCommitGroups(reqs []ports.CommitRequest) [][]int {
 // item bytes to it: a batch the owner would refuse to decode, or one too
 // large for a request of its own, would have the whole request refused.
 func groupable(req ports.CommitRequest, item int) bool {
-	return len(req.Records) <= commitRecordsMaxCount && len(req.Topic) <= wireNameMaxBytes &&
+	return !scheduled(req) && len(req.Records) <= commitRecordsMaxCount && len(req.Topic) <= wireNameMaxBytes &&
 		len(req.TopicID) <= wireNameMaxBytes && 1+commitGroupCountBytes+item <= framePayloadMaxBytes
 }
 

@@ -54,6 +54,7 @@ func RegisterCommit(srv *Server, c Committer) {
 		panic("quicpeer: nil committer")
 	}
 	registerCommitBatch(srv, c)
+	registerCommitScheduled(srv, c)
 	srv.Handle(OpCommitProduceBatches, func(ctx context.Context, p []byte) ([]byte, error) {
 		reqs, err := decodeCommitGroup(p)
 		if err != nil {

@@ -30,7 +30,7 @@ var laneSizes = [laneCount]int{
 // ack lane, everything else on the control lane.
 func laneOf(op Op) lane {
 	switch op {
-	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches:
+	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches, OpCommitScheduled:
 		return laneProduce
 	case OpConsume, OpTokenRegister, OpTokenNotify:
 		return laneConsume

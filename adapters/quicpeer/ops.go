@@ -56,4 +56,10 @@ const (
 	// message out of delivery that long (nack_delayed.go). This node's
 	// extension, numbered next.
 	OpNackDelayed Op = 39
+	// OpCommitScheduled commits a batch holding scheduled records (a
+	// per-message delay): op 11's request after each record's deliver-at
+	// (commit_scheduled.go). An owner without it answers unsupported and
+	// the records wait in the sender's ingress log: never delivered early.
+	// This node's extension, numbered next.
+	OpCommitScheduled Op = 40
 )

@@ -62,6 +62,9 @@ func (p *Peers) CommitBatch(ctx context.Context, node string, req ports.CommitRe
 	if len(req.Records) > commitRecordsMaxCount {
 		return 0, fmt.Errorf("quicpeer: commit of %d records to %s (cap %d): %w", len(req.Records), node, commitRecordsMaxCount, domain.ErrRecordTooLarge)
 	}
+	if scheduled(req) {
+		return p.commitScheduled(ctx, node, req)
+	}
 	payload := appendCommitRequest(make([]byte, 0, commitRequestSize(req)), req)
 	body, err := p.call(ctx, node, OpCommitProduceBatch, payload)
 	if err != nil {

@@ -29,7 +29,7 @@ const (
 // not decode is a scan: its handler refuses it at once.
 func slotClassOf(op Op, req []byte) slotClass {
 	switch op {
-	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches:
+	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches, OpCommitScheduled:
 		return slotCommit
 	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpNackDelayed, OpTokenRegister, OpTokenNotify:
 		return slotMessaging

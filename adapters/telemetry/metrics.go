@@ -31,6 +31,7 @@ type Metrics struct {
 	ackRejected               *prometheus.CounterVec
 	storage                   *StorageMetrics
 	schema                    *SchemaMetrics
+	schedule                  scheduleMetrics
 	clusterRPC                *ClusterRPCMetrics
 	// BootSeconds is the start-up time to the listener.
 	BootSeconds prometheus.Gauge
@@ -77,6 +78,7 @@ func NewMetrics() *Metrics {
 	// Registered and never incremented: acks are not refused (api.md §7, v3.0).
 	m.ackRejected = counter("narad_ack_rejected_total", "Acks refused (never in v3: acks are not refused).", "reason")
 	m.storage = newStorageMetrics(r, m.errors)
+	m.schedule = newScheduleMetrics(r)
 	m.schema = newSchemaMetrics(r)
 	m.clusterRPC = newClusterRPCMetrics(r)
 	return m

@@ -17,6 +17,10 @@ const (
 	recordFormatLegacy byte = 1
 	// recordFormatIncarnation is the format byte of records with a topic id.
 	recordFormatIncarnation byte = 2
+	// recordFormatScheduled is the format byte of a scheduled record (a
+	// per-message delay): format 2's fields, the topic id possibly empty,
+	// then deliver_at_ms u64 (> 0) after the payload.
+	recordFormatScheduled byte = 3
 	// topicIDBytes is the length of a topic id string in format 2.
 	topicIDBytes = 16
 	// recordFixedBytes is the fixed part of a format 1 record: format byte,
@@ -24,6 +28,9 @@ const (
 	recordFixedBytes = 1 + 4 + 4 + 4 + 8 + 4
 	// recordTopicIDExtraBytes is what format 2 adds: a str of the topic id.
 	recordTopicIDExtraBytes = 4 + topicIDBytes
+	// recordDeliverAtExtraBytes is what format 3 adds to format 1: a str of
+	// the topic id (counted apart, it may be empty) and deliver_at_ms u64.
+	recordDeliverAtExtraBytes = 4 + 8
 	// checkpointFileBytes is the exact size of the checkpoint file.
 	checkpointFileBytes = 8
 	// checkpointFileName names the checkpoint file inside the WAL directory.

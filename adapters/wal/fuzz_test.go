@@ -119,6 +119,9 @@ func FuzzRecordDecode(f *testing.F) {
 	for i := range 4 {
 		f.Add(appendRecord(nil, testRecord(i, i*5+1)))
 	}
+	scheduled := testRecord(3, 7)
+	scheduled.DeliverAtMs = 1_800_000_000_000
+	f.Add(appendRecord(nil, scheduled))
 	good := appendRecord(nil, testRecord(1, 9))
 	f.Add(good[:len(good)-1])
 	f.Add(append(bytes.Clone(good), 0))

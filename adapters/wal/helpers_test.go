@@ -81,7 +81,8 @@ func checkRecords(t *testing.T, got []ports.WALEntry, first uint64, want []domai
 
 func sameRecord(a, b domain.IngressRecord) bool {
 	return a.Topic == b.Topic && a.TopicID == b.TopicID && string(a.Key) == string(b.Key) &&
-		a.Partition == b.Partition && a.CreatedAtMs == b.CreatedAtMs && string(a.Payload) == string(b.Payload)
+		a.Partition == b.Partition && a.CreatedAtMs == b.CreatedAtMs && string(a.Payload) == string(b.Payload) &&
+		a.DeliverAtMs == b.DeliverAtMs
 }
 
 // pollUntil polls cond until it holds or waitBound passes.

@@ -21,10 +21,14 @@ func checkRecord(rec domain.IngressRecord) (int, error) {
 	return size, nil
 }
 
-// recordSize is the encoded size of rec (format 2 when it has a topic id).
+// recordSize is the encoded size of rec (format 3 when it is scheduled,
+// else format 2 when it has a topic id).
 func recordSize(rec domain.IngressRecord) int {
 	n := recordFixedBytes + len(rec.Topic) + len(rec.Key) + len(rec.Payload)
-	if rec.TopicID != "" {
+	switch {
+	case rec.DeliverAtMs > 0:
+		n += recordDeliverAtExtraBytes + len(rec.TopicID)
+	case rec.TopicID != "":
 		n += recordTopicIDExtraBytes
 	}
 	return n
@@ -32,10 +36,15 @@ func recordSize(rec domain.IngressRecord) int {
 
 // appendRecord appends the encoding of a validated rec to dst.
 func appendRecord(dst []byte, rec domain.IngressRecord) []byte {
-	if rec.TopicID == "" {
+	switch {
+	case rec.DeliverAtMs > 0:
+		dst = append(dst, recordFormatScheduled)
+		dst = appendStr(dst, rec.Topic)
+		dst = appendStr(dst, string(rec.TopicID))
+	case rec.TopicID == "":
 		dst = append(dst, recordFormatLegacy)
 		dst = appendStr(dst, rec.Topic)
-	} else {
+	default:
 		dst = append(dst, recordFormatIncarnation)
 		dst = appendStr(dst, rec.Topic)
 		dst = appendStr(dst, string(rec.TopicID))
@@ -45,7 +54,11 @@ func appendRecord(dst []byte, rec domain.IngressRecord) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(rec.Partition))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(rec.CreatedAtMs))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(rec.Payload)))
-	return append(dst, rec.Payload...)
+	dst = append(dst, rec.Payload...)
+	if rec.DeliverAtMs > 0 {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(rec.DeliverAtMs))
+	}
+	return dst
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -53,34 +66,42 @@ func appendStr(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// decodeRecord decodes one record payload, format 1 or 2. It accepts exactly
-// what appendRecord writes for a valid record: anything else (unknown format,
-// truncation, trailing bytes, a record Validate rejects, format 2 without a
-// topic id) is an error wrapping ErrRecordFormat. Key and payload are copied
+// decodeRecord decodes one record payload, format 1, 2 or 3. It accepts
+// exactly what appendRecord writes for a valid record: anything else (unknown
+// format, truncation, trailing bytes, a record Validate rejects, format 2
+// without a topic id, format 3 without a deliver-at) is an error wrapping
+// ErrRecordFormat. Key and payload are copied
 // into one fresh allocation no larger than p, so the result never aliases p.
 func decodeRecord(p []byte) (domain.IngressRecord, error) {
 	d := recordDecoder{b: p}
 	format := d.byte()
-	if d.err == nil && format != recordFormatLegacy && format != recordFormatIncarnation {
+	if d.err == nil && format != recordFormatLegacy && format != recordFormatIncarnation && format != recordFormatScheduled {
 		return domain.IngressRecord{}, fmt.Errorf("format %d: %w", format, ErrRecordFormat)
 	}
 	topic := d.field()
 	var topicID []byte
-	if format == recordFormatIncarnation {
+	if format != recordFormatLegacy {
 		topicID = d.field()
 	}
 	key := d.field()
 	partition := d.u32()
 	created := d.u64()
 	payload := d.field()
+	var deliverAt uint64
+	if format == recordFormatScheduled {
+		deliverAt = d.u64()
+	}
 	if d.err != nil {
 		return domain.IngressRecord{}, d.err
 	}
 	if len(d.b) != 0 {
 		return domain.IngressRecord{}, fmt.Errorf("%d trailing bytes: %w", len(d.b), ErrRecordFormat)
 	}
-	if partition > domain.PartitionMax || created > math.MaxInt64 {
-		return domain.IngressRecord{}, fmt.Errorf("partition or created_at_ms out of range: %w", ErrRecordFormat)
+	if partition > domain.PartitionMax || created > math.MaxInt64 || deliverAt > math.MaxInt64 {
+		return domain.IngressRecord{}, fmt.Errorf("partition, created_at_ms or deliver_at_ms out of range: %w", ErrRecordFormat)
+	}
+	if format == recordFormatScheduled && deliverAt == 0 {
+		return domain.IngressRecord{}, fmt.Errorf("format 3 without a deliver-at: %w", ErrRecordFormat)
 	}
 	if format == recordFormatIncarnation && len(topicID) == 0 {
 		return domain.IngressRecord{}, fmt.Errorf("format 2 without a topic id: %w", ErrRecordFormat)
@@ -90,6 +111,7 @@ func decodeRecord(p []byte) (domain.IngressRecord, error) {
 		TopicID:     domain.TopicID(topicID),
 		Partition:   int32(partition),
 		CreatedAtMs: int64(created),
+		DeliverAtMs: int64(deliverAt),
 	}
 	rec.Key, rec.Payload = copyKeyPayload(key, payload)
 	if err := rec.Validate(); err != nil {

@@ -38,6 +38,31 @@ func TestRecordFormat2Layout(t *testing.T) {
 	}
 }
 
+// ensure that format 3 carries the deliver-at after the payload, is chosen
+// exactly when the record is scheduled (with or without a topic id), and
+// that a format 3 record without a deliver-at is refused.
+func TestRecordFormat3Layout(t *testing.T) {
+	rec := domain.IngressRecord{Topic: "a", Partition: 1, CreatedAtMs: 2, Payload: []byte("p"), DeliverAtMs: 0x0a0b}
+	want := []byte{3, 0, 0, 0, 1, 'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+		0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 'p', 0, 0, 0, 0, 0, 0, 0x0a, 0x0b}
+	got := appendRecord(nil, rec)
+	if !bytes.Equal(got, want) || recordSize(rec) != len(want) {
+		t.Fatalf("format 3 = %x (size %d), want %x", got, recordSize(rec), want)
+	}
+	for _, r := range []domain.IngressRecord{rec, {Topic: "a", TopicID: "0123456789abcdef", Key: []byte("k"), Payload: []byte("p"), DeliverAtMs: 1}} {
+		enc := appendRecord(nil, r)
+		back, err := decodeRecord(enc)
+		if err != nil || !sameRecord(back, r) || recordSize(r) != len(enc) {
+			t.Fatalf("decode %+v = %+v, %v", r, back, err)
+		}
+	}
+	zero := bytes.Clone(got)
+	copy(zero[len(zero)-8:], make([]byte, 8))
+	if _, err := decodeRecord(zero); !errors.Is(err, ErrRecordFormat) {
+		t.Fatalf("format 3 with deliver_at_ms 0: %v", err)
+	}
+}
+
 // ensure that every truncation, any trailing byte and unknown formats are
 // refused with ErrRecordFormat.
 func TestRecordDecodeRejects(t *testing.T) {
@@ -50,7 +75,7 @@ func TestRecordDecodeRejects(t *testing.T) {
 	if _, err := decodeRecord(append(bytes.Clone(good), 0)); !errors.Is(err, ErrRecordFormat) {
 		t.Fatalf("trailing byte: %v", err)
 	}
-	for _, f := range []byte{0, 3, 255} {
+	for _, f := range []byte{0, 4, 255} {
 		bad := bytes.Clone(good)
 		bad[0] = f
 		if _, err := decodeRecord(bad); !errors.Is(err, ErrRecordFormat) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -70,6 +71,9 @@ type Request struct {
 	Key       []byte
 	Partition *int32
 	Payload   []byte
+	// Delay, or DeliverAtMs (unix ms), schedules the message (Message).
+	Delay       time.Duration
+	DeliverAtMs int64
 }
 
 // Accept validates r against the local replica, picks its partition and
@@ -87,7 +91,7 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload}
+	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload, Delay: r.Delay, DeliverAtMs: r.DeliverAtMs}
 	if err := checkFormat(msg); err != nil {
 		return err
 	}
@@ -99,7 +103,11 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 		return err
 	}
 	now := s.clock.Now()
-	rec := s.record(t, msg, now.UnixMilli())
+	at, err := deliverAt(t, msg, now.UnixMilli())
+	if err != nil {
+		return err
+	}
+	rec := s.record(t, msg, now.UnixMilli(), at)
 	var turn uint64
 	if rotates(msg) {
 		turn = s.rotation.take(t.Name, 1, now)
@@ -172,15 +180,16 @@ func (s *Service) checkContent(ctx context.Context, t meta.Topic, sch *meta.Sche
 	return nil
 }
 
-// record builds m's WAL record for incarnation t; the caller sets the
-// partition.
-func (s *Service) record(t meta.Topic, m Message, createdAtMs int64) domain.IngressRecord {
+// record builds m's WAL record for incarnation t, scheduled for
+// deliverAtMs when that is set; the caller sets the partition.
+func (s *Service) record(t meta.Topic, m Message, createdAtMs, deliverAtMs int64) domain.IngressRecord {
 	var key []byte
 	if len(m.Key) > 0 {
 		key = m.Key
 	}
 	return domain.IngressRecord{
 		Topic: t.Name, TopicID: domain.TopicID(t.ID), Key: key, CreatedAtMs: createdAtMs, Payload: m.Payload,
+		DeliverAtMs: deliverAtMs,
 	}
 }
 

@@ -3,6 +3,7 @@ package produce
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -13,6 +14,10 @@ type Message struct {
 	Key       []byte
 	Partition *int32
 	Payload   []byte
+	// Delay, or DeliverAtMs (unix ms), schedules the message: it is not
+	// delivered before then (at most one of them is set).
+	Delay       time.Duration
+	DeliverAtMs int64
 }
 
 // MessageError is a batch refused because of one message: the refusal a
@@ -52,7 +57,11 @@ func (s *Service) AcceptBatch(ctx context.Context, topic string, msgs []Message)
 			return &MessageError{Index: i, Err: err}
 		}
 	}
-	recs := s.batchRecords(t, msgs)
+	deliverAts, err := scheduleBatch(t, msgs, s.clock.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	recs := s.batchRecords(t, msgs, deliverAts)
 	if _, err := s.wal.AppendMany(ctx, recs); err != nil {
 		return fmt.Errorf("produce: append batch of %d to %s: %w", len(recs), t.Name, err)
 	}
@@ -77,9 +86,29 @@ func checkBatchFormat(msgs []Message) error {
 	return nil
 }
 
+// scheduleBatch resolves every message's deliver-at (deliverAt); nil when
+// none is scheduled.
+func scheduleBatch(t meta.Topic, msgs []Message, nowMs int64) ([]int64, error) {
+	var out []int64
+	for i, m := range msgs {
+		if m.Delay == 0 && m.DeliverAtMs == 0 {
+			continue
+		}
+		at, err := deliverAt(t, m, nowMs)
+		if err != nil {
+			return nil, &MessageError{Index: i, Err: err}
+		}
+		if out == nil {
+			out = make([]int64, len(msgs))
+		}
+		out[i] = at
+	}
+	return out, nil
+}
+
 // batchRecords builds the batch's records: one accept time, one incarnation,
 // keyless messages taking consecutive turns of the rotation.
-func (s *Service) batchRecords(t meta.Topic, msgs []Message) []domain.IngressRecord {
+func (s *Service) batchRecords(t meta.Topic, msgs []Message, deliverAts []int64) []domain.IngressRecord {
 	now := s.clock.Now()
 	keyless := 0
 	for _, m := range msgs {
@@ -93,7 +122,11 @@ func (s *Service) batchRecords(t meta.Topic, msgs []Message) []domain.IngressRec
 	}
 	recs := make([]domain.IngressRecord, len(msgs))
 	for i, m := range msgs {
-		recs[i] = s.record(t, m, now.UnixMilli())
+		var at int64
+		if deliverAts != nil {
+			at = deliverAts[i]
+		}
+		recs[i] = s.record(t, m, now.UnixMilli(), at)
 		recs[i].Partition = s.partition(t, m, turn)
 		if rotates(m) {
 			turn++

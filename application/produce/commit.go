@@ -26,6 +26,10 @@ type CommitterDeps struct {
 	Clock   ports.Clock
 	Metrics ports.Metrics
 	Self    string
+	// Schedule keeps scheduled records (a per-message delay) until they
+	// are due; nil refuses them (domain.ErrUnavailable), never commits
+	// them early.
+	Schedule ports.PartitionSchedule
 }
 
 // Committer is the owner side of a commit (internals.md §3.8): it re-checks
@@ -40,6 +44,7 @@ type Committer struct {
 	clock   ports.Clock
 	metrics ports.Metrics
 	self    string
+	sched   ports.PartitionSchedule
 }
 
 // NewCommitter returns a Committer over d; it panics on a missing
@@ -59,7 +64,7 @@ func NewCommitter(d CommitterDeps) *Committer {
 	case d.Self == "":
 		panic("produce: empty node id")
 	}
-	return &Committer{store: d.Store, comb: newCombiner(d.Logs, d.Clock), latch: d.Latch, clock: d.Clock, metrics: d.Metrics, self: d.Self}
+	return &Committer{store: d.Store, comb: newCombiner(d.Logs, d.Clock), latch: d.Latch, clock: d.Clock, metrics: d.Metrics, self: d.Self, sched: d.Schedule}
 }
 
 // CommitBatch commits req durably on this node and returns the offset of
@@ -85,7 +90,13 @@ func (c *Committer) CommitBatch(ctx context.Context, req ports.CommitRequest) (i
 	if err := c.checkOwner(ref); err != nil {
 		return 0, err
 	}
-	recs := c.stamp(req.Records)
+	recs, later := c.stamp(req.Records)
+	if err := c.schedule(ctx, ref, later); err != nil {
+		return 0, err
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
 	first, err := c.comb.commit(ctx, ref, recs)
 	if err != nil {
 		return 0, fmt.Errorf("produce: commit %d records to %s: %w", len(recs), ref, err)
@@ -123,15 +134,36 @@ func (c *Committer) checkOwner(ref domain.PartitionRef) error {
 	return nil
 }
 
-// stamp proposes this node's time as every record's commit time (the log
-// raises it to keep commit times non-decreasing).
-func (c *Committer) stamp(recs []domain.Record) []domain.Record {
+// stamp proposes this node's time as the commit time of every record due
+// now (the log raises it to keep commit times non-decreasing) and sets
+// apart, in later, those scheduled for after now.
+func (c *Committer) stamp(recs []domain.Record) (due, later []domain.Record) {
 	now := c.clock.Now().UnixMilli()
-	out := make([]domain.Record, len(recs))
-	for i, r := range recs {
-		out[i] = domain.Record{Key: r.Key, Payload: r.Payload, CommittedAtMs: now}
+	due = make([]domain.Record, 0, len(recs))
+	for _, r := range recs {
+		if r.DeliverAtMs > now {
+			later = append(later, domain.Record{Key: r.Key, Payload: r.Payload, DeliverAtMs: r.DeliverAtMs})
+			continue
+		}
+		due = append(due, domain.Record{Key: r.Key, Payload: r.Payload, CommittedAtMs: now})
 	}
-	return out
+	return due, later
+}
+
+// schedule keeps recs in ref's schedule, durably, before the batch is
+// acknowledged.
+func (c *Committer) schedule(ctx context.Context, ref domain.PartitionRef, recs []domain.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if c.sched == nil {
+		return fmt.Errorf("produce: %d scheduled records for %s on a node without a schedule: %w", len(recs), ref, domain.ErrUnavailable)
+	}
+	if err := c.sched.Schedule(ctx, ref, recs); err != nil {
+		return fmt.Errorf("produce: schedule %d records on %s: %w", len(recs), ref, err)
+	}
+	c.metrics.MessagesScheduled(ref.Topic, ref.Partition, len(recs))
+	return nil
 }
 
 func payloadBytes(recs []domain.Record) int {

@@ -17,6 +17,10 @@ const (
 	// topicCacheMaxCount bounds the topic cache; past it the cache starts
 	// empty again.
 	topicCacheMaxCount = 4096
+	// DeliverAtMaxMs is the latest deliver-at a scheduled message may name
+	// (9999-12-31T23:59:59.999Z) on a topic that keeps records forever; a
+	// topic with a retention takes no delay beyond it.
+	DeliverAtMaxMs = 253402300799999
 )
 
 // Metric reasons of narad_produce_rejections_total (api.md §7).
@@ -116,4 +120,18 @@ const (
 	// latencyWeightPercent is the weight of a new sample in an owner's
 	// moving average of commit latency.
 	latencyWeightPercent = 20
+)
+
+// Releaser of scheduled records (ours, api-extensions.md "Per-message
+// delay").
+const (
+	// releaseBatchMaxRecords caps the records one release commits (one
+	// fsync of the partition log).
+	releaseBatchMaxRecords = 1000
+	// releaseRescanInterval: the releaser looks again at least this often,
+	// so a partition it came to own without a schedule change is served.
+	releaseRescanInterval = 10 * time.Second
+	// releaseRetryDelay: a partition whose release failed (frozen by a
+	// move, a log error) waits this long before the next try.
+	releaseRetryDelay = time.Second
 )

@@ -219,7 +219,7 @@ func recordBytes(e ports.WALEntry) int {
 func records(batch []ports.WALEntry) []domain.Record {
 	out := make([]domain.Record, len(batch))
 	for i, e := range batch {
-		out[i] = domain.Record{Key: e.Record.Key, Payload: e.Record.Payload}
+		out[i] = domain.Record{Key: e.Record.Key, Payload: e.Record.Payload, DeliverAtMs: e.Record.DeliverAtMs}
 	}
 	return out
 }

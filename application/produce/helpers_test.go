@@ -26,6 +26,7 @@ type env struct {
 	wal       *fake.WAL
 	turns     *turnCountingWAL // e.wal as dispatchers built by e.dispatcher see it
 	logs      *fake.PartitionLogs
+	sched     *fake.Schedule
 	peers     *fake.PeerCommitter
 	remote    *slowPeers // e.peers as dispatchers built by e.dispatcher see it
 	clock     *fake.Clock
@@ -46,11 +47,12 @@ func newEnv(t *testing.T) *env {
 		peers: fake.NewPeerCommitter(), clock: fake.NewClock(time.Unix(1_700_000_000, 0)),
 		metrics: &fake.Metrics{}, schemas: fake.NewSchemaValidator(),
 	}
+	e.sched = &fake.Schedule{Logs: e.logs}
 	e.turns = &turnCountingWAL{DispatchWAL: e.wal}
 	e.remote = &slowPeers{PeerCommitter: e.peers, clock: e.clock}
 	e.svc = produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics})
 	e.latch = leaderconfirm.NewLatch(e.store)
-	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
+	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Schedule: e.sched, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
 	e.committer = &recordingCommitter{inner: inner, clock: e.clock}
 	return e
 }
