@@ -79,7 +79,8 @@ func (h *produceHandlers) single(c *gin.Context) {
 		respondError(c, h.log, err)
 		return
 	}
-	req := produce.Request{Topic: c.Param("topic"), Key: q.key, Payload: body}
+	req := produce.Request{Topic: c.Param("topic"), Key: q.key, Payload: body,
+		Delay: q.schedule.delay, DeliverAtMs: q.schedule.deliverAtMs}
 	if q.hasPartition {
 		req.Partition = &q.partition
 	}
@@ -172,7 +173,7 @@ func refuseBatchQuery(raw string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"key", "partition"} {
+	for _, name := range []string{"key", "partition", "delay_ms", "deliver_at_ms"} {
 		if _, ok := q[name]; ok {
 			return clientErr(http.StatusBadRequest, "%s is set per message in a batch produce, not as a query parameter", name)
 		}

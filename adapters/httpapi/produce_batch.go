@@ -159,6 +159,8 @@ type wireMessage struct {
 	Payload         json.RawMessage `json:"payload"`
 	PayloadEncoding *string         `json:"payload_encoding"`
 	Partition       *int64          `json:"partition"`
+	DelayMs         *int64          `json:"delay_ms"`      // ours: api-extensions.md "Per-message delay"
+	DeliverAtMs     *int64          `json:"deliver_at_ms"` // ours
 }
 
 // decodeBatch decodes {"messages":[...]} strictly, then checks every
@@ -309,7 +311,9 @@ func (w wireMessage) message() (produce.Message, error) {
 		p := int32(min(*w.Partition, math.MaxInt32))
 		m.Partition = &p
 	}
-	return m, nil
+	s, err := scheduleOf(w.DelayMs, w.DeliverAtMs)
+	m.Delay, m.DeliverAtMs = s.delay, s.deliverAtMs
+	return m, err
 }
 
 func validEncoding(enc *string) bool { return enc == nil || *enc == "base64" }

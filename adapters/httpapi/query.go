@@ -63,6 +63,7 @@ type produceParams struct {
 	key          []byte
 	partition    int32
 	hasPartition bool
+	schedule     produceSchedule
 }
 
 func parseProduceQuery(raw string) (produceParams, error) {
@@ -76,6 +77,9 @@ func parseProduceQuery(raw string) (produceParams, error) {
 		return p, err
 	}
 	p.key = []byte(key)
+	if p.schedule, err = scheduleQuery(q); err != nil {
+		return p, err
+	}
 	part, ok, err := q.only("partition")
 	if err != nil || !ok {
 		return p, err

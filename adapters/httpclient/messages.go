@@ -21,6 +21,28 @@ var ErrEmptyMessage = errors.New("httpclient: message required")
 // Produce sends one message (202). key is optional (empty = none); partition,
 // when not nil, pins the partition and overrides the key.
 func (c *Client) Produce(ctx context.Context, topic string, body []byte, key string, partition *int) error {
+	return c.ProduceScheduled(ctx, topic, body, key, partition, Schedule{})
+}
+
+// Schedule is a produce's optional schedule (a per-message delay, ours): a
+// Delay, or a DeliverAt time; the zero Schedule delivers at once.
+type Schedule struct {
+	Delay     time.Duration
+	DeliverAt time.Time
+}
+
+// delayMs and deliverAtMs are s's wire values, 0 when unset.
+func (s Schedule) delayMs() int64 { return s.Delay.Milliseconds() }
+func (s Schedule) deliverAtMs() int64 {
+	if s.DeliverAt.IsZero() {
+		return 0
+	}
+	return s.DeliverAt.UnixMilli()
+}
+
+// ProduceScheduled is Produce with a schedule: the message is not
+// delivered before s says (delay_ms or deliver_at_ms).
+func (c *Client) ProduceScheduled(ctx context.Context, topic string, body []byte, key string, partition *int, s Schedule) error {
 	if len(body) == 0 {
 		return ErrEmptyMessage
 	}
@@ -31,6 +53,12 @@ func (c *Client) Produce(ctx context.Context, topic string, body []byte, key str
 	if partition != nil {
 		q.Set("partition", strconv.Itoa(*partition))
 	}
+	if ms := s.delayMs(); ms > 0 {
+		q.Set("delay_ms", strconv.FormatInt(ms, 10))
+	}
+	if ms := s.deliverAtMs(); ms > 0 {
+		q.Set("deliver_at_ms", strconv.FormatInt(ms, 10))
+	}
 	_, err := c.do(ctx, request{method: http.MethodPost, path: topicPath(topic, "/produce"), query: q, body: body, contentType: "application/octet-stream"})
 	return err
 }
@@ -40,6 +68,7 @@ type BatchMessage struct {
 	Key       []byte // optional
 	Payload   []byte // required, any bytes
 	Partition *int   // optional pin
+	Schedule  Schedule
 }
 
 // wireBatchMessage is one element of the batch produce body (api.md §2.13.1).
@@ -49,6 +78,8 @@ type wireBatchMessage struct {
 	Payload         json.RawMessage `json:"payload"`
 	PayloadEncoding string          `json:"payload_encoding,omitempty"`
 	Partition       *int            `json:"partition,omitempty"`
+	DelayMs         int64           `json:"delay_ms,omitempty"`
+	DeliverAtMs     int64           `json:"deliver_at_ms,omitempty"`
 }
 
 // ProduceBatch sends messages in one all-or-nothing request and returns the
@@ -82,7 +113,7 @@ func (c *Client) ProduceBatch(ctx context.Context, topic string, msgs []BatchMes
 }
 
 func encodeBatchMessage(m BatchMessage) wireBatchMessage {
-	w := wireBatchMessage{Partition: m.Partition}
+	w := wireBatchMessage{Partition: m.Partition, DelayMs: m.Schedule.delayMs(), DeliverAtMs: m.Schedule.deliverAtMs()}
 	if isCompactJSON(m.Payload) {
 		w.Payload = m.Payload
 	} else {

@@ -254,3 +254,31 @@ func TestAckBatch(t *testing.T) {
 		})
 	}
 }
+
+// ensure that a schedule travels as delay_ms or deliver_at_ms on a single
+// produce and as fields of a batch message, and that the zero schedule
+// sends neither.
+func TestProduceSendsTheSchedule(t *testing.T) {
+	t.Parallel()
+	c, rec := newRecorder(t, "", canned{status: 202})
+	at := time.UnixMilli(1_800_000_000_123)
+	for _, s := range []httpclient.Schedule{{Delay: 90 * time.Second}, {DeliverAt: at}, {}} {
+		if err := c.ProduceScheduled(context.Background(), "t", []byte("x"), "", nil, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []map[string][]string{{"delay_ms": {"90000"}}, {"deliver_at_ms": {"1800000000123"}}, {}}
+	for i, r := range rec.requests() {
+		if !reflect.DeepEqual(r.Query, want[i]) {
+			t.Fatalf("request %d query %v, want %v", i, r.Query, want[i])
+		}
+	}
+	b, brec := newRecorder(t, "", jsonAnswer(202, `{"accepted":2}`))
+	msgs := []httpclient.BatchMessage{{Payload: []byte(`1`), Schedule: httpclient.Schedule{Delay: time.Second}}, {Payload: []byte(`2`), Schedule: httpclient.Schedule{DeliverAt: at}}}
+	if _, err := b.ProduceBatch(context.Background(), "t", msgs); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(brec.requests()[0].Body); got != `{"messages":[{"payload":1,"delay_ms":1000},{"payload":2,"deliver_at_ms":1800000000123}]}` {
+		t.Fatalf("batch body %s", got)
+	}
+}

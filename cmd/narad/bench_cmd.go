@@ -95,22 +95,51 @@ reused), from --producers workers, produces one message to each, waits
 --settle, then reads every node's process_cpu_seconds_total and
 process_resident_memory_bytes over --window and reports the nodes' CPU in %
 of one core and their resident memory growth per partition (against the
-reading taken before the set-up, so start from fresh nodes).`
+reading taken before the set-up, so start from fresh nodes).
+
+Scheduled cost: with --scheduled N, bench creates the topic (default
+bench-scheduled when none is named; one that exists is reused) with
+--partitions, produces N messages of --size bytes, each due after
+--scheduled-delay (at most 168h, the default retention), in batches of 1000
+from --producers workers, waits --settle, then reads every node's
+process_cpu_seconds_total and process_resident_memory_bytes over --window
+and reports the produce rate, the nodes' CPU in % of one core and their
+resident memory growth per scheduled message (against the reading taken
+before the set-up, so start from fresh nodes).`
 
 func newBenchCmd(e *env, g *globals) *cobra.Command {
 	var cfg benchConfig
 	var idle idleConfig
+	var sched scheduledConfig
 	var servers, metrics string
 	c := &cobra.Command{
 		Use:   "bench <topic>",
 		Short: "Load a topic: produce (and optionally consume and ack), then report rates, latencies and node CPU",
 		Long:  benchLong,
-		Args:  exactArgs("topic"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("scheduled") && len(args) == 0 {
+				return nil // the topic defaults to scheduledTopic
+			}
+			return exactArgs("topic")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg.topic = args[0]
+			cfg.topic = scheduledTopic
+			if len(args) > 0 {
+				cfg.topic = args[0]
+			}
 			cfg.metrics = splitList(metrics)
-			idle.prefix, idle.concurrency, idle.asJSON = args[0], cfg.producers, cfg.asJSON
-			if idle.topics > 0 {
+			idle.prefix, idle.concurrency, idle.asJSON = cfg.topic, cfg.producers, cfg.asJSON
+			sched.topic, sched.partitions, sched.size, sched.concurrency = cfg.topic, idle.partitions, cfg.size, cfg.producers
+			sched.settle, sched.window, sched.asJSON = idle.settle, idle.window, cfg.asJSON
+			scheduled := cmd.Flags().Changed("scheduled")
+			if scheduled {
+				if cmd.Flags().Changed("idle-topics") {
+					return usagef("--scheduled and --idle-topics exclude each other")
+				}
+				if err := sched.validate(); err != nil {
+					return err
+				}
+			} else if idle.topics > 0 {
 				if err := idle.validate(); err != nil {
 					return err
 				}
@@ -134,6 +163,13 @@ func newBenchCmd(e *env, g *globals) *cobra.Command {
 				return err
 			}
 			warnPlainMetrics(e, t, targets)
+			if scheduled {
+				rep, err := runScheduled(e, cl, targets, sched)
+				if err != nil {
+					return err
+				}
+				return printScheduled(e, sched, rep)
+			}
 			if idle.topics > 0 {
 				rep, err := runIdle(e, cl, targets, idle)
 				if err != nil {
@@ -169,9 +205,11 @@ func newBenchCmd(e *env, g *globals) *cobra.Command {
 	f.DurationVar(&cfg.consumeWait, "consume-wait", 2*time.Second, "long-poll wait of each consume")
 	f.BoolVar(&cfg.asJSON, "json", false, "print the report as JSON")
 	f.IntVar(&idle.topics, "idle-topics", 0, "instead of a load: create this many topics named <topic>-NNNNNN, one message each, and measure the nodes while they idle")
-	f.IntVar(&idle.partitions, "partitions", 3, "with --idle-topics: partitions per topic")
-	f.DurationVar(&idle.settle, "settle", 10*time.Second, "with --idle-topics: wait this long after the set-up before measuring")
-	f.DurationVar(&idle.window, "window", time.Minute, "with --idle-topics: how long to measure")
+	f.IntVar(&sched.count, "scheduled", 0, "instead of a load: schedule this many messages on the topic (default bench-scheduled) and measure the nodes while they wait")
+	f.DurationVar(&sched.delay, "scheduled-delay", time.Hour, "with --scheduled: delay of each message (at most 168h)")
+	f.IntVar(&idle.partitions, "partitions", 3, "with --idle-topics or --scheduled: partitions per topic")
+	f.DurationVar(&idle.settle, "settle", 10*time.Second, "with --idle-topics or --scheduled: wait this long after the set-up before measuring")
+	f.DurationVar(&idle.window, "window", time.Minute, "with --idle-topics or --scheduled: how long to measure")
 	return c
 }
 

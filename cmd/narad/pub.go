@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/narad/narad/adapters/httpclient"
 )
 
 // maxMessageBytes is the single-produce body cap (api.md §0.2).
@@ -18,6 +20,8 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 	var partition, count int
 	var rate float64
 	var asJSON bool
+	var delay time.Duration
+	var deliverAt string
 	c := &cobra.Command{
 		Use:   "pub <topic> [message]",
 		Short: "Produce a message from the argument, a file (-f) or standard input",
@@ -41,6 +45,10 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 				}
 				pin = &partition
 			}
+			sched, err := pubSchedule(delay, deliverAt)
+			if err != nil {
+				return err
+			}
 			cl, err := g.client(e)
 			if err != nil {
 				return err
@@ -57,7 +65,7 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 						return err
 					}
 				}
-				if err := cl.Produce(e.ctx, args[0], body, key, pin); err != nil {
+				if err := cl.ProduceScheduled(e.ctx, args[0], body, key, pin, sched); err != nil {
 					return err
 				}
 				if asJSON {
@@ -75,6 +83,8 @@ func newPubCmd(e *env, g *globals) *cobra.Command {
 	f.StringVarP(&file, "file", "f", "", "read the message from this file (- = standard input)")
 	f.IntVar(&count, "count", 1, "send the message this many times")
 	f.Float64Var(&rate, "rate", 0, "messages per second when --count > 1 (0 = as fast as possible)")
+	f.DurationVar(&delay, "delay", 0, "deliver no sooner than this long after the produce (e.g. 90s, 2h)")
+	f.StringVar(&deliverAt, "deliver-at", "", "deliver no sooner than this time (RFC 3339, e.g. 2026-12-24T18:00:00Z)")
 	f.BoolVar(&asJSON, "json", false, `print a line of JSON on standard output per accepted message: {"topic","bytes"[,"key"][,"partition"]}`)
 	return c
 }
@@ -120,4 +130,21 @@ func pubBody(e *env, args []string, file string) ([]byte, error) {
 		return nil, fmt.Errorf("message too large: more than %d bytes (the single-produce limit)", maxMessageBytes)
 	}
 	return body, nil
+}
+
+// pubSchedule is the schedule --delay or --deliver-at asks for (at most one).
+func pubSchedule(delay time.Duration, deliverAt string) (httpclient.Schedule, error) {
+	switch {
+	case delay != 0 && deliverAt != "":
+		return httpclient.Schedule{}, usagef("give --delay or --deliver-at, not both")
+	case delay < 0:
+		return httpclient.Schedule{}, usagef("--delay must be >= 0")
+	case deliverAt != "":
+		at, err := time.Parse(time.RFC3339Nano, deliverAt)
+		if err != nil {
+			return httpclient.Schedule{}, usagef("--deliver-at wants an RFC 3339 time such as 2026-12-24T18:00:00Z: %v", err)
+		}
+		return httpclient.Schedule{DeliverAt: at}, nil
+	}
+	return httpclient.Schedule{Delay: delay}, nil
 }

@@ -28,6 +28,8 @@ func TestPub(t *testing.T) {
 		"stdin_dash":         {args: []string{"-f", "-"}, stdin: "line\n", body: "line\n", count: 1},
 		"key_and_partition":  {args: []string{"x", "-k", "customer 42", "--partition", "2"}, body: "x", query: "?key=customer+42&partition=2", count: 1},
 		"count_and_rate":     {args: []string{"x", "--count", "3", "--rate", "100000"}, body: "x", count: 3},
+		"delay":              {args: []string{"x", "--delay", "90s"}, body: "x", query: "?delay_ms=90000", count: 1},
+		"deliver_at":         {args: []string{"x", "--deliver-at", "2026-12-24T18:00:00Z"}, body: "x", query: "?deliver_at_ms=1798135200000", count: 1},
 		"password_then_body": {args: []string{"-u", "u", "--password-stdin"}, stdin: "pw\nthe body", body: "the body", count: 1},
 	}
 	for name, tc := range cases {
@@ -85,6 +87,27 @@ func TestPubRefusals(t *testing.T) {
 			r := runCLI(t, cliOpts{stdin: tc.stdin}, append([]string{"pub", "-s", b.url()}, tc.args...)...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
 				t.Fatalf("exit %d stderr %q, want %d %q", r.code, r.stderr, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+// ensure that pub refuses --delay with --deliver-at, a negative delay and a
+// time that is not RFC 3339 as usage errors, sending nothing.
+func TestPubScheduleUsage(t *testing.T) {
+	t.Parallel()
+	for name, args := range map[string][]string{
+		"both":     {"--delay", "1s", "--deliver-at", "2026-12-24T18:00:00Z"},
+		"negative": {"--delay", "-1s"},
+		"not_time": {"--deliver-at", "tomorrow"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newFakeBroker(t)
+			b.addTopic("t", 3)
+			r := runCLI(t, cliOpts{}, append([]string{"pub", "t", "x", "-s", b.url()}, args...)...)
+			if r.code != 2 || len(b.requests()) != 0 {
+				t.Fatalf("exit %d with %d requests: %s", r.code, len(b.requests()), r.stderr)
 			}
 		})
 	}

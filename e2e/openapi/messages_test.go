@@ -33,19 +33,25 @@ func (cl *client) produce(t *testing.T) {
 	cl.do(t, raw("/v1/topics/nosuch/produce", "application/json", `{"id":5}`), 404).wantError(t, "topic not found")
 	cl.do(t, bad(raw(p, "", `{"id":6}`)), 415)
 	cl.do(t, raw(p, "application/octet-stream", strings.Repeat("x", 1<<20+1)), 413)
+	cl.do(t, raw(p+"?delay_ms=60000", "application/json", `{"id":7}`), 202)
+	cl.do(t, raw(p+"?deliver_at_ms=1700000000000", "application/json", `{"id":8}`), 202)
+	cl.do(t, bad(raw(p+"?delay_ms=-1", "application/json", `{"id":9}`)), 400).wantError(t, "invalid delay_ms")
+	cl.do(t, raw(p+"?delay_ms=1&deliver_at_ms=2", "application/json", `{"id":9}`), 400).wantError(t, "delay_ms and deliver_at_ms exclude each other")
 
 	const b = "/v1/topics/events/produce/batch"
 	batch := obj{"messages": []obj{
 		{"key": "customer-42", "payload": obj{"id": 10}},
 		{"key": "AIOD/w==", "key_encoding": "base64", "payload": obj{"id": 11}, "partition": 1},
 		{"payload": "eyJpZCI6MTJ9", "payload_encoding": "base64"},
+		{"payload": obj{"id": 13}, "delay_ms": 30000},
+		{"payload": obj{"id": 14}, "deliver_at_ms": 1700000000000},
 	}}
 	var acc struct {
 		Accepted int `json:"accepted"`
 	}
 	cl.do(t, js("POST", b, root, batch), 202).decode(t, &acc)
-	if acc.Accepted != 3 {
-		t.Errorf("accepted %d, want 3", acc.Accepted)
+	if acc.Accepted != 5 {
+		t.Errorf("accepted %d, want 5", acc.Accepted)
 	}
 	cl.do(t, js("POST", b, root, obj{"messages": []obj{{"payload": obj{"id": 1}}, {"payload": obj{"x": 1}}}}), 400).
 		wantError(t, "message 1: invalid argument: schema")
