@@ -46,7 +46,7 @@ func testOptions(fsys vfs.FS, clock *fakeClock) Options {
 	return Options{FS: fsys, DataDir: "/data", Now: clock.Now, ReapInterval: time.Hour, EvictScanInterval: time.Hour}
 }
 
-func mustOpen(t *testing.T, opts Options) *Store {
+func mustOpen(t testing.TB, opts Options) *Store {
 	t.Helper()
 	s, err := Open(opts)
 	if err != nil {

@@ -26,6 +26,11 @@ type schedState struct {
 	id    domain.TopicID // the incarnation the state reflects
 	part  schedule.Partition
 	file  *schedulefile.Bucket // the loaded bucket's file
+	// tail is the last bucket appended to other than the loaded one, kept
+	// open because the next batch mostly goes to it too (opening a bucket
+	// reads it whole).
+	tail      *schedulefile.Bucket
+	tailStart int64
 }
 
 // schedIndex lists the slots holding scheduled records, for Scheduled and
@@ -121,19 +126,27 @@ func (s *Store) appendBucketLocked(sl *slot, run []domain.Record) error {
 		st.part.Note(start, len(run))
 		return nil
 	}
-	f, _, err := schedulefile.Open(s.opts.FS, filepath.Join(sl.dir, schedulefile.Name(start)), true)
-	if err != nil {
-		return err
+	if st.tail == nil || st.tailStart != start {
+		closeTailLocked(st)
+		f, _, err := schedulefile.Open(s.opts.FS, filepath.Join(sl.dir, schedulefile.Name(start)), true)
+		if err != nil {
+			return err
+		}
+		st.tail, st.tailStart = f, start
 	}
-	_, err = f.Append(run)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
+	if _, err := st.tail.Append(run); err != nil {
 		return err
 	}
 	st.part.Note(start, len(run))
 	return nil
+}
+
+// closeTailLocked closes the kept append handle, if any.
+func closeTailLocked(st *schedState) {
+	if st.tail != nil {
+		_ = st.tail.Close()
+		st.tail = nil
+	}
 }
 
 // schedPrimeLocked scans sl's directory for bucket files the first time
@@ -175,6 +188,7 @@ func (s *Store) schedResetLocked(sl *slot) {
 	if st.file != nil {
 		_ = st.file.Close()
 	}
+	closeTailLocked(st)
 	st.file, st.ready, st.id, st.part = nil, false, "", schedule.Partition{}
 	s.sched.mu.Lock()
 	delete(s.sched.slots, sl)

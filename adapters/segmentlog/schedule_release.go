@@ -74,6 +74,9 @@ func (s *Store) loadDueLocked(sl *slot, nowMs int64) (*schedule.Bucket, error) {
 	if !ok || start > nowMs {
 		return nil, nil
 	}
+	if st.tail != nil && st.tailStart == start {
+		closeTailLocked(st) // one handle per file: the loaded one appends from now on
+	}
 	f, entries, err := schedulefile.Open(s.opts.FS, filepath.Join(sl.dir, schedulefile.Name(start)), false)
 	if err != nil {
 		return nil, fmt.Errorf("segmentlog: load bucket %d of %s: %w", start, sl.dir, err)

@@ -93,6 +93,12 @@ func TestScheduleReleasesOnlyWhatIsDue(t *testing.T) {
 	if out.Count != 2 || fmt.Sprint(out.LagMs) != "[1500 500]" || fmt.Sprint(logPayloads(t, s, ref)) != "[a b]" {
 		t.Fatalf("released %+v, log %v", out, logPayloads(t, s, ref))
 	}
+	// The loaded bucket takes more (its file was the append handle before
+	// it was loaded: one handle writes it from then on).
+	mustSchedule(t, s, ref, []domain.Record{{Payload: []byte("b2"), DeliverAtMs: base + 3_000}})
+	if out := mustRelease(t, s, ref, base+3_000); out.Count != 1 || fmt.Sprint(logPayloads(t, s, ref)) != "[a b b2]" {
+		t.Fatalf("released %+v, log %v", out, logPayloads(t, s, ref))
+	}
 	bucket := filepath.Join(partDir(ref), schedulefile.Name(base))
 	if _, err := fsys.Stat(bucket); err != nil {
 		t.Fatal("the bucket went before its window ended")
@@ -101,7 +107,7 @@ func TestScheduleReleasesOnlyWhatIsDue(t *testing.T) {
 	if _, err := fsys.Stat(bucket); err == nil {
 		t.Fatal("a finished bucket was kept")
 	}
-	if out := mustRelease(t, s, ref, base+70_000); out.Count != 1 || fmt.Sprint(logPayloads(t, s, ref)) != "[a b c]" {
+	if out := mustRelease(t, s, ref, base+70_000); out.Count != 1 || fmt.Sprint(logPayloads(t, s, ref)) != "[a b b2 c]" {
 		t.Fatalf("second bucket released %+v", out)
 	}
 	mustRelease(t, s, ref, base+2*schedule.BucketWidthMs)
