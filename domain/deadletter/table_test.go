@@ -1,44 +1,20 @@
 package deadletter
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/ with the current output")
+	"github.com/narad/narad/domain/goldentest"
+)
 
 // Ensure that every script in testdata/ still produces its recorded output
 // (issue 19: golden tests of the receive-count state machine). Each command
 // line is followed by its output lines ("> ..."); run with -update to
 // rewrite them after a deliberate change.
 func TestTableScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runScript(t, string(raw))
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != string(raw) {
-				t.Fatalf("output differs from %s (run with -update after checking):\n%s", file, got)
-			}
-		})
-	}
+	goldentest.Run(t, "testdata/*.txt", runScript)
 }
 
 // script drives one table as a consume path would: what a step plans is

@@ -2,46 +2,21 @@ package lease
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden scripts in testdata/ with the current output")
 
 // ensure that every script in testdata/ still produces its recorded output.
 // Each command line is followed by its output lines ("> ..."); run with
 // -update to rewrite them after a deliberate change.
 func TestShardScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runScript(t, string(raw))
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != string(raw) {
-				t.Fatalf("output differs from %s (run with -update after checking):\n%s", file, got)
-			}
-		})
-	}
+	goldentest.Run(t, "testdata/*.txt", runScript)
 }
 
 // runScript replays the commands of a script and returns the script with
