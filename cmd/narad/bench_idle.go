@@ -128,29 +128,45 @@ func runIdle(e *env, cl *httpclient.Client, targets []metricsTarget, cfg idleCon
 		return rep, err
 	}
 	fmt.Fprintf(e.stderr, "narad: %d topics ready; settling for %s, then measuring for %s\n", cfg.topics, cfg.settle, cfg.window)
-	if err := pause(e.ctx, cfg.settle); err != nil {
+	w, err := measureWindow(e, cl, targets, cfg.settle, cfg.window)
+	if err != nil {
 		return rep, err
 	}
-	// A first reading warms what a scrape reads (a closed log's statistics
-	// are read from disk once), so the window does not pay for it.
+	rep.NodesRead, rep.WindowSeconds, rep.CPUSeconds, rep.CorePercent = w.nodes, w.seconds, w.cpuSeconds, w.corePercent
+	rep.RSSBeforeBytes, rep.RSSAfterBytes = before.rss, w.rss
+	rep.BytesPerPartition = (w.rss - before.rss) / float64(rep.Partitions)
+	return rep, nil
+}
+
+// windowReading is what the nodes spent over a measuring window.
+type windowReading struct {
+	nodes                            int
+	seconds, cpuSeconds, corePercent float64
+	rss                              float64 // at the window's end
+}
+
+// measureWindow waits settle, reads the nodes once to warm what a scrape
+// reads (a closed log's statistics are read from disk once, so the window
+// does not pay for it), then reads them at the start and the end of window.
+func measureWindow(e *env, cl *httpclient.Client, targets []metricsTarget, settle, window time.Duration) (windowReading, error) {
+	if err := pause(e.ctx, settle); err != nil {
+		return windowReading{}, err
+	}
 	readNodes(e.ctx, cl, targets)
 	from := readNodes(e.ctx, cl, targets)
-	if err := pause(e.ctx, cfg.window); err != nil {
-		return rep, err
+	if err := pause(e.ctx, window); err != nil {
+		return windowReading{}, err
 	}
 	to := readNodes(e.ctx, cl, targets)
 	for _, r := range []nodeReading{from, to} {
 		if len(r.errs) > 0 {
-			return rep, fmt.Errorf("read the nodes: %w", r.errs[0])
+			return windowReading{}, fmt.Errorf("read the nodes: %w", r.errs[0])
 		}
 	}
-	rep.NodesRead = to.read
-	rep.WindowSeconds = to.at.Sub(from.at).Seconds()
-	rep.CPUSeconds = math.Round((to.cpu-from.cpu)*1e3) / 1e3
-	rep.CorePercent = 100 * rep.CPUSeconds / max(rep.WindowSeconds, 1e-9)
-	rep.RSSBeforeBytes, rep.RSSAfterBytes = before.rss, to.rss
-	rep.BytesPerPartition = (to.rss - before.rss) / float64(rep.Partitions)
-	return rep, nil
+	w := windowReading{nodes: to.read, seconds: to.at.Sub(from.at).Seconds(), rss: to.rss}
+	w.cpuSeconds = math.Round((to.cpu-from.cpu)*1e3) / 1e3
+	w.corePercent = 100 * w.cpuSeconds / max(w.seconds, 1e-9)
+	return w, nil
 }
 
 // setUpIdle creates the topics and produces one message to each, from

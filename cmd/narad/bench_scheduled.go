@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -89,27 +88,13 @@ func runScheduled(e *env, cl *httpclient.Client, targets []metricsTarget, cfg sc
 		return rep, err
 	}
 	fmt.Fprintf(e.stderr, "narad: %d messages scheduled; settling for %s, then measuring for %s\n", n, cfg.settle, cfg.window)
-	if err := pause(e.ctx, cfg.settle); err != nil {
+	w, err := measureWindow(e, cl, targets, cfg.settle, cfg.window)
+	if err != nil {
 		return rep, err
 	}
-	// A first reading warms what a scrape reads, as in runIdle.
-	readNodes(e.ctx, cl, targets)
-	from := readNodes(e.ctx, cl, targets)
-	if err := pause(e.ctx, cfg.window); err != nil {
-		return rep, err
-	}
-	to := readNodes(e.ctx, cl, targets)
-	for _, r := range []nodeReading{from, to} {
-		if len(r.errs) > 0 {
-			return rep, fmt.Errorf("read the nodes: %w", r.errs[0])
-		}
-	}
-	rep.NodesRead = to.read
-	rep.WindowSeconds = to.at.Sub(from.at).Seconds()
-	rep.CPUSeconds = math.Round((to.cpu-from.cpu)*1e3) / 1e3
-	rep.CorePercent = 100 * rep.CPUSeconds / max(rep.WindowSeconds, 1e-9)
-	rep.RSSBeforeBytes, rep.RSSAfterBytes = before.rss, to.rss
-	rep.BytesPerMessage = (to.rss - before.rss) / float64(n)
+	rep.NodesRead, rep.WindowSeconds, rep.CPUSeconds, rep.CorePercent = w.nodes, w.seconds, w.cpuSeconds, w.corePercent
+	rep.RSSBeforeBytes, rep.RSSAfterBytes = before.rss, w.rss
+	rep.BytesPerMessage = (w.rss - before.rss) / float64(n)
 	return rep, nil
 }
 
