@@ -22,6 +22,10 @@ type Metrics interface {
 	// MessagesDeadLettered counts messages moved from topic to its
 	// dead-letter topic (the origin's name).
 	MessagesDeadLettered(topic string, n int)
+	// DeadLetterFailed counts one failed write of a message to topic's
+	// dead-letter topic (the origin's name); the message stays in its
+	// origin and is tried again.
+	DeadLetterFailed(topic string)
 	// MessagesScheduled counts records a produce scheduled for later (a
 	// per-message delay), kept in the partition's schedule on its owner.
 	MessagesScheduled(topic string, partition int32, records int)

@@ -51,6 +51,9 @@ func (m *Metrics) MessagesScheduled(topic string, p int32, records int) {
 func (m *Metrics) MessagesReleased(topic string, p int32, lagsMs []int64) {
 	m.add(fmt.Sprintf("released %s/%d", topic, p), len(lagsMs))
 }
+func (m *Metrics) DeadLetterFailed(topic string) {
+	m.add(fmt.Sprintf("dead_letter_failed %s", topic), 1)
+}
 func (m *Metrics) CorruptSkipped(topic string, p int32) {
 	m.add(fmt.Sprintf("corrupt_skipped %s/%d", topic, p), 1)
 }

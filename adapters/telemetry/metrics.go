@@ -20,6 +20,7 @@ type Metrics struct {
 	consumeEmpty              *prometheus.CounterVec
 	extended, nacked          *prometheus.CounterVec
 	deadLettered              *prometheus.CounterVec
+	deadLetterFailures        *prometheus.CounterVec
 	corruptSkipped            *prometheus.CounterVec
 	errors                    *prometheus.CounterVec
 	httpRequests              *prometheus.CounterVec
@@ -63,6 +64,8 @@ func NewMetrics() *Metrics {
 	m.nacked = counter("narad_nack_total", "Nacks.", "topic")
 	m.deadLettered = counter("narad_dead_lettered_messages_total",
 		"Messages moved to the topic's dead-letter topic after its maximum receive count.", "topic")
+	m.deadLetterFailures = counter("narad_dead_letter_failures_total",
+		"Writes to the topic's dead-letter topic that failed; the message stays in its origin and is tried again.", "topic")
 	m.corruptSkipped = counter("narad_consumer_corrupt_skipped_total", "Unreadable records skipped (data loss).", "topic", "partition")
 	m.errors = counter("narad_errors_total", "Cross-cutting errors.", "component", "kind")
 	m.httpRequests = counter("narad_http_requests_total", "HTTP requests.", "route", "method", "status")
@@ -130,6 +133,11 @@ func (m *Metrics) LeaseSettled(topic, op string) {
 // MessagesDeadLettered implements ports.Metrics.
 func (m *Metrics) MessagesDeadLettered(topic string, n int) {
 	m.deadLettered.WithLabelValues(topic).Add(float64(n))
+}
+
+// DeadLetterFailed implements ports.Metrics.
+func (m *Metrics) DeadLetterFailed(topic string) {
+	m.deadLetterFailures.WithLabelValues(topic).Inc()
 }
 
 // CorruptSkipped implements ports.Metrics.

@@ -150,6 +150,7 @@ func (s *Service) deadLetter(ctx context.Context, t meta.Topic, sh *shard, h dom
 		s.log.Warn("dead-letter write failed; the message stays in its origin and is tried again",
 			slog.String("partition", sh.ref.String()), slog.Int64("offset", h.Offset),
 			slog.String("dead_letter_topic", t.DeadLetter.Topic), slog.String("error", err.Error()))
+		s.metrics.DeadLetterFailed(t.Name)
 		s.holdBack(sh, h)
 		return
 	}

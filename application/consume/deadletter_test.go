@@ -166,6 +166,9 @@ func TestDeadLetterWriteRetriedAndNeverRedelivered(t *testing.T) {
 		st := e.svc.Stats()
 		return len(st) == 1 && st[0].Deferred == 1
 	})
+	if n := e.metrics.Count("dead_letter_failed orders"); n != 1 {
+		t.Fatalf("failed dead-letter writes counted %d, want 1", n)
+	}
 	e.clock.Advance(5 * time.Second)
 	e.restart(e.offsets.Crash(), false)
 	e.sink.Fail(nil)
