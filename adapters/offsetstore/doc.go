@@ -35,7 +35,8 @@
 //     directory exists and that the topic's incarnation marker names the
 //     ref's id, open consumer.ahead (creating the file, never the
 //     directory), extend it to 8 KiB, anchor on the newest valid slot, sync
-//     the file (and the directory entry when created), then check the marker
+//     the file and the directory (an earlier process may have died between
+//     creating a file and syncing its entry), then check the marker
 //     again: a directory replaced meanwhile strands the partition.
 //   - Write: encode the record with generation anchor+1 into the window slot
 //     through the held descriptor. No sync.

@@ -44,11 +44,12 @@ func (s *Store) ready(ref domain.PartitionRef, p *part) error {
 }
 
 // prime opens (or creates) consumer.ahead, extends it to two slots, anchors
-// on its newest valid slot and makes the file durable before any window
-// write: that slot may exist only in a crashed process's page cache, and the
-// first window write overwrites the other one (internals.md §5.8).
+// on its newest valid slot and makes the file and its directory entry
+// durable before any window write: that slot may exist only in a crashed
+// process's page cache, and the first window write overwrites the other one
+// (internals.md §5.8).
 func (s *Store) prime(ref domain.PartitionRef, p *part) error {
-	f, created, err := s.openPinned(ref, p, aheadFileName)
+	f, _, err := s.openPinned(ref, p, aheadFileName)
 	if err != nil || f == nil {
 		return err
 	}
@@ -56,7 +57,9 @@ func (s *Store) prime(ref domain.PartitionRef, p *part) error {
 	if err == nil {
 		err = f.Sync()
 	}
-	if err == nil && created {
+	if err == nil {
+		// Always: an earlier process may have created the file (or
+		// consumer.offset) and died before it synced the entry.
 		err = s.fs.SyncDir(p.dir)
 	}
 	if err != nil {

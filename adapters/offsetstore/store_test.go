@@ -100,6 +100,26 @@ func TestPrimingMakesTheNewestSlotDurable(t *testing.T) {
 	}
 }
 
+// ensure that priming syncs the partition directory even when the file
+// exists: a process that created consumer.ahead and died before syncing the
+// directory left an entry a machine crash may lose, and the restart's
+// first sync must not be the only copy of the offsets it then acks.
+func TestPrimingSyncsTheDirectoryOfAnExistingFile(t *testing.T) {
+	t.Parallel()
+	mem := vfs.NewMem()
+	ref := refOf("orders", idA, 4)
+	dir := makePartition(t, mem, ref)
+	f, err := mem.Create(filepath.Join(dir, aheadFileName)) // created; the process died before the directory sync
+	must(t, err)
+	must(t, f.Close())
+	s := newStore(t, mem)
+	must(t, s.Write(ref, offsets(30)))
+	must(t, s.Sync(ref))
+	if got := mustLoad(t, newStore(t, mem.Crash(vfs.CrashOptions{})), ref); !sameOffsets(got, offsets(30)) {
+		t.Fatalf("machine crash after an acked sync recovered %+v, want committed 30", got)
+	}
+}
+
 // ensure that a partition whose directory does not exist is never created
 // nor written (the partition was removed).
 func TestMissingDirectoryIsNeverCreated(t *testing.T) {
