@@ -52,12 +52,7 @@ func (s *Service) AcceptBatch(ctx context.Context, topic string, msgs []Message)
 	if err != nil {
 		return err
 	}
-	for i, m := range msgs {
-		if err := s.checkContent(ctx, t, sch, m); err != nil {
-			return &MessageError{Index: i, Err: err}
-		}
-	}
-	deliverAts, err := scheduleBatch(t, msgs, s.clock.Now().UnixMilli())
+	deliverAts, err := s.checkBatchContent(ctx, t, sch, msgs)
 	if err != nil {
 		return err
 	}
@@ -86,11 +81,17 @@ func checkBatchFormat(msgs []Message) error {
 	return nil
 }
 
-// scheduleBatch resolves every message's deliver-at (deliverAt); nil when
-// none is scheduled.
-func scheduleBatch(t meta.Topic, msgs []Message, nowMs int64) ([]int64, error) {
-	var out []int64
+// checkBatchContent is the second pass: every message's schema, pinned
+// partition and schedule, in message order, so the first failing message
+// decides. It returns each message's deliver-at (deliverAt), nil when none
+// is scheduled.
+func (s *Service) checkBatchContent(ctx context.Context, t meta.Topic, sch *meta.SchemaVersion, msgs []Message) ([]int64, error) {
+	nowMs := s.clock.Now().UnixMilli()
+	var ats []int64
 	for i, m := range msgs {
+		if err := s.checkContent(ctx, t, sch, m); err != nil {
+			return nil, &MessageError{Index: i, Err: err}
+		}
 		if m.Delay == 0 && m.DeliverAtMs == 0 {
 			continue
 		}
@@ -98,12 +99,12 @@ func scheduleBatch(t meta.Topic, msgs []Message, nowMs int64) ([]int64, error) {
 		if err != nil {
 			return nil, &MessageError{Index: i, Err: err}
 		}
-		if out == nil {
-			out = make([]int64, len(msgs))
+		if ats == nil {
+			ats = make([]int64, len(msgs))
 		}
-		out[i] = at
+		ats[i] = at
 	}
-	return out, nil
+	return ats, nil
 }
 
 // batchRecords builds the batch's records: one accept time, one incarnation,

@@ -63,6 +63,11 @@ func TestScheduleHorizonIsTheRetention(t *testing.T) {
 	if err := e.svc.AcceptBatch(context.Background(), "short", far); !errors.As(err, &me) || me.Index != 1 || !errors.Is(err, domain.ErrInvalidArgument) {
 		t.Fatalf("a delay past the retention: %v", err)
 	}
+	pin := int32(9)
+	both := []produce.Message{{Payload: []byte("a"), Delay: 2 * time.Hour}, {Payload: []byte("b"), Partition: &pin}}
+	if err := e.svc.AcceptBatch(context.Background(), "short", both); !errors.As(err, &me) || me.Index != 0 {
+		t.Fatalf("the first failing message does not decide: %v", err)
+	}
 	if n := len(e.walRecords(t)); n != 2 {
 		t.Fatalf("the refused batch stored something: %d records", n)
 	}
