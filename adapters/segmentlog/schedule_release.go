@@ -1,10 +1,12 @@
 package segmentlog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/narad/narad/adapters/schedulefile"
 	"github.com/narad/narad/domain"
@@ -153,20 +155,16 @@ func (s *Store) Scheduled() ([]ports.ScheduledPartition, error) {
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b ports.ScheduledPartition) int {
-		if a.Ref.Topic != b.Ref.Topic {
-			if a.Ref.Topic < b.Ref.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Ref.Partition - b.Ref.Partition)
+		return cmp.Or(strings.Compare(a.Ref.Topic, b.Ref.Topic), cmp.Compare(a.Ref.Partition, b.Ref.Partition))
 	})
 	return out, nil
 }
 
 // scanSchedules primes, once, the schedule of every local partition whose
 // directory holds a bucket file (they survive restarts and arrive with
-// moves; Install primes its own).
+// moves; Install primes its own). Two callers at once list the
+// directories twice but read each bucket file once: a primed partition is
+// not primed again.
 func (s *Store) scanSchedules() error {
 	ix := &s.sched
 	ix.mu.Lock()
@@ -191,8 +189,7 @@ func (s *Store) scanSchedules() error {
 }
 
 func (s *Store) scanOne(ref domain.PartitionRef) error {
-	dir := filepath.Join(s.topicsDir, ref.Topic, partitionDirName(ref.Partition))
-	names, err := s.opts.FS.List(dir)
+	names, err := s.opts.FS.List(PartitionDir(s.opts.DataDir, ref.Topic, ref.Partition))
 	if err != nil || !slices.ContainsFunc(names, isBucketName) {
 		return nil // gone meanwhile, or nothing scheduled
 	}
