@@ -80,7 +80,7 @@ func (h *produceHandlers) single(c *gin.Context) {
 		return
 	}
 	req := produce.Request{Topic: c.Param("topic"), Key: q.key, Payload: body,
-		Delay: q.schedule.delay, DeliverAtMs: q.schedule.deliverAtMs}
+		DelayMs: q.schedule.delayMs, DeliverAtMs: q.schedule.deliverAtMs}
 	if q.hasPartition {
 		req.Partition = &q.partition
 	}

@@ -311,9 +311,8 @@ func (w wireMessage) message() (produce.Message, error) {
 		p := int32(min(*w.Partition, math.MaxInt32))
 		m.Partition = &p
 	}
-	s, err := scheduleOf(w.DelayMs, w.DeliverAtMs)
-	m.Delay, m.DeliverAtMs = s.delay, s.deliverAtMs
-	return m, err
+	m.DelayMs, m.DeliverAtMs = w.DelayMs, w.DeliverAtMs
+	return m, produce.CheckSchedule(m)
 }
 
 func validEncoding(enc *string) bool { return enc == nil || *enc == "base64" }

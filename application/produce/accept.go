@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -71,9 +70,9 @@ type Request struct {
 	Key       []byte
 	Partition *int32
 	Payload   []byte
-	// Delay, or DeliverAtMs (unix ms), schedules the message (Message).
-	Delay       time.Duration
-	DeliverAtMs int64
+	// DelayMs, or DeliverAtMs (unix ms), schedules the message (Message).
+	DelayMs     *int64
+	DeliverAtMs *int64
 }
 
 // Accept validates r against the local replica, picks its partition and
@@ -91,7 +90,7 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload, Delay: r.Delay, DeliverAtMs: r.DeliverAtMs}
+	msg := Message{Key: r.Key, Partition: r.Partition, Payload: r.Payload, DelayMs: r.DelayMs, DeliverAtMs: r.DeliverAtMs}
 	if err := checkFormat(msg); err != nil {
 		return err
 	}
@@ -126,7 +125,7 @@ func (s *Service) InFlight() int64 { return s.inFlight.Load() }
 func (s *Service) draining() bool { return s.drain != nil && s.drain.Draining() }
 
 // checkFormat is what a message must satisfy before any lookup: a payload
-// of 1 byte to 1 MiB and a non-negative pin.
+// of 1 byte to 1 MiB, a non-negative pin and a well-formed schedule.
 func checkFormat(m Message) error {
 	switch {
 	case len(m.Payload) == 0:
@@ -136,7 +135,7 @@ func checkFormat(m Message) error {
 	case m.Partition != nil && *m.Partition < 0:
 		return domain.Refuse(domain.ErrInvalidArgument, "invalid partition: must be >= 0")
 	}
-	return nil
+	return CheckSchedule(m)
 }
 
 // lookup reads the topic and its current schema (nil when none) from the

@@ -3,7 +3,6 @@ package produce
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -14,10 +13,10 @@ type Message struct {
 	Key       []byte
 	Partition *int32
 	Payload   []byte
-	// Delay, or DeliverAtMs (unix ms), schedules the message: it is not
-	// delivered before then (at most one of them is set).
-	Delay       time.Duration
-	DeliverAtMs int64
+	// DelayMs, or DeliverAtMs (unix ms), schedules the message: it is not
+	// delivered before then. At most one may be set (CheckSchedule).
+	DelayMs     *int64
+	DeliverAtMs *int64
 }
 
 // MessageError is a batch refused because of one message: the refusal a
@@ -92,7 +91,7 @@ func (s *Service) checkBatchContent(ctx context.Context, t meta.Topic, sch *meta
 		if err := s.checkContent(ctx, t, sch, m); err != nil {
 			return nil, &MessageError{Index: i, Err: err}
 		}
-		if m.Delay == 0 && m.DeliverAtMs == 0 {
+		if !scheduled(m) {
 			continue
 		}
 		at, err := deliverAt(t, m, nowMs)

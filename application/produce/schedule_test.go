@@ -22,9 +22,9 @@ func TestAcceptCarriesTheDeliverAt(t *testing.T) {
 	e.createTopic(t, "t", 1, 3)
 	now := e.clock.Now().UnixMilli()
 	for _, r := range []produce.Request{
-		{Topic: "t", Payload: []byte("a"), Delay: 90 * time.Second},
-		{Topic: "t", Payload: []byte("b"), DeliverAtMs: now + 5_000},
-		{Topic: "t", Payload: []byte("c"), DeliverAtMs: now},
+		{Topic: "t", Payload: []byte("a"), DelayMs: ms(90_000)},
+		{Topic: "t", Payload: []byte("b"), DeliverAtMs: ms(now + 5_000)},
+		{Topic: "t", Payload: []byte("c"), DeliverAtMs: ms(now)},
 		{Topic: "t", Payload: []byte("d")},
 	} {
 		if err := e.svc.Accept(context.Background(), r); err != nil {
@@ -38,9 +38,9 @@ func TestAcceptCarriesTheDeliverAt(t *testing.T) {
 		}
 	}
 	for name, r := range map[string]produce.Request{
-		"both":     {Topic: "t", Payload: []byte("x"), Delay: time.Second, DeliverAtMs: now + 1},
-		"negative": {Topic: "t", Payload: []byte("x"), Delay: -time.Second},
-		"past max": {Topic: "t", Payload: []byte("x"), DeliverAtMs: produce.DeliverAtMaxMs + 1},
+		"both":     {Topic: "t", Payload: []byte("x"), DelayMs: ms(0), DeliverAtMs: ms(now + 1)},
+		"negative": {Topic: "t", Payload: []byte("x"), DelayMs: ms(-1)},
+		"past max": {Topic: "t", Payload: []byte("x"), DeliverAtMs: ms(produce.DeliverAtMaxMs + 1)},
 	} {
 		if err := e.svc.Accept(context.Background(), r); !errors.Is(err, domain.ErrInvalidArgument) {
 			t.Fatalf("%s: %v, want invalid argument", name, err)
@@ -54,19 +54,23 @@ func TestScheduleHorizonIsTheRetention(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.propose(t, &meta.CreateTopic{Name: "short", ID: topicID(7), Partitions: 3, VisibilityTimeoutMs: 30_000, RetentionMs: 3_600_000})
-	ok := []produce.Message{{Payload: []byte("a"), Delay: time.Hour}, {Payload: []byte("b")}}
+	ok := []produce.Message{{Payload: []byte("a"), DelayMs: ms(3_600_000)}, {Payload: []byte("b")}}
 	if err := e.svc.AcceptBatch(context.Background(), "short", ok); err != nil {
 		t.Fatalf("a delay of exactly the retention: %v", err)
 	}
-	far := []produce.Message{{Payload: []byte("a")}, {Payload: []byte("b"), Delay: time.Hour + time.Millisecond}}
+	far := []produce.Message{{Payload: []byte("a")}, {Payload: []byte("b"), DelayMs: ms(3_600_001)}}
 	var me *produce.MessageError
 	if err := e.svc.AcceptBatch(context.Background(), "short", far); !errors.As(err, &me) || me.Index != 1 || !errors.Is(err, domain.ErrInvalidArgument) {
 		t.Fatalf("a delay past the retention: %v", err)
 	}
 	pin := int32(9)
-	both := []produce.Message{{Payload: []byte("a"), Delay: 2 * time.Hour}, {Payload: []byte("b"), Partition: &pin}}
+	both := []produce.Message{{Payload: []byte("a"), DelayMs: ms(7_200_000)}, {Payload: []byte("b"), Partition: &pin}}
 	if err := e.svc.AcceptBatch(context.Background(), "short", both); !errors.As(err, &me) || me.Index != 0 {
 		t.Fatalf("the first failing message does not decide: %v", err)
+	}
+	badFormat := []produce.Message{{Payload: []byte("a"), Partition: &pin}, {Payload: []byte("b"), DelayMs: ms(-1)}}
+	if err := e.svc.AcceptBatch(context.Background(), "short", badFormat); !errors.As(err, &me) || me.Index != 1 {
+		t.Fatalf("a malformed schedule is not refused in the format pass: %v", err)
 	}
 	if n := len(e.walRecords(t)); n != 2 {
 		t.Fatalf("the refused batch stored something: %d records", n)
@@ -161,3 +165,6 @@ func TestReleaserPassReleasesWhatIsDue(t *testing.T) {
 		t.Fatalf("after the retry delay: log %d, still scheduled %v", len(e.records(t, "t", id, 0)), ok)
 	}
 }
+
+// ms is a pointer to n, for a message's optional schedule fields.
+func ms(n int64) *int64 { return &n }
