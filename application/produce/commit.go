@@ -87,7 +87,7 @@ func (c *Committer) CommitBatch(ctx context.Context, req ports.CommitRequest) (i
 	if err != nil {
 		return 0, err
 	}
-	if err := c.checkOwner(ref); err != nil {
+	if err := checkOwner(c.store, c.self, ref); err != nil {
 		return 0, err
 	}
 	recs, later := c.stamp(req.Records)
@@ -123,13 +123,15 @@ func (c *Committer) liveRef(req ports.CommitRequest) (domain.PartitionRef, error
 	return domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: req.Partition}, nil
 }
 
-func (c *Committer) checkOwner(ref domain.PartitionRef) error {
-	row, ok, err := c.store.Assignment(ref.Topic, ref.Partition)
+// checkOwner refuses ref unless self owns its incarnation now: the
+// Committer before every commit, the Releaser before every release.
+func checkOwner(store Store, self string, ref domain.PartitionRef) error {
+	row, ok, err := store.Assignment(ref.Topic, ref.Partition)
 	switch {
 	case err != nil:
 		return fmt.Errorf("produce: read assignment of %s: %w: %w", ref, domain.ErrUnavailable, err)
-	case !ok || row.Owner != c.self || !row.BelongsTo(string(ref.TopicID)):
-		return fmt.Errorf("produce: commit to %s on %s: %w", ref, c.self, domain.ErrNotOwner)
+	case !ok || row.Owner != self || !row.BelongsTo(string(ref.TopicID)):
+		return fmt.Errorf("produce: %s is not owned by %s: %w", ref, self, domain.ErrNotOwner)
 	}
 	return nil
 }

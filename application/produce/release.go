@@ -119,6 +119,5 @@ func (r *Releaser) releaseOne(ctx context.Context, p ports.ScheduledPartition) t
 
 // owns reports whether this node owns ref's incarnation now.
 func (r *Releaser) owns(ref domain.PartitionRef) bool {
-	row, ok, err := r.d.Store.Assignment(ref.Topic, ref.Partition)
-	return err == nil && ok && row.Owner == r.d.Self && row.BelongsTo(string(ref.TopicID))
+	return checkOwner(r.d.Store, r.d.Self, ref) == nil
 }
