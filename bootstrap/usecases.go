@@ -21,6 +21,7 @@ var useCaseModule = fx.Module("usecases",
 	clusterModule,
 	orphansModule,
 	fanoutModule,
+	redriveModule,
 	remotesModule,
 	joinModule,
 )

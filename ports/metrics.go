@@ -26,6 +26,9 @@ type Metrics interface {
 	// dead-letter topic (the origin's name); the message stays in its
 	// origin and is tried again.
 	DeadLetterFailed(topic string)
+	// RedriveMoved counts dead letters a redrive job produced back from
+	// dead-letter topic topic (docs/api-extensions.md "Redrive").
+	RedriveMoved(topic string, n int)
 	// MessagesScheduled counts records a produce scheduled for later (a
 	// per-message delay), kept in the partition's schedule on its owner.
 	MessagesScheduled(topic string, partition int32, records int)

@@ -54,6 +54,9 @@ func (m *Metrics) MessagesReleased(topic string, p int32, lagsMs []int64) {
 func (m *Metrics) DeadLetterFailed(topic string) {
 	m.add(fmt.Sprintf("dead_letter_failed %s", topic), 1)
 }
+func (m *Metrics) RedriveMoved(topic string, n int) {
+	m.add(fmt.Sprintf("redriven %s", topic), n)
+}
 func (m *Metrics) CorruptSkipped(topic string, p int32) {
 	m.add(fmt.Sprintf("corrupt_skipped %s/%d", topic, p), 1)
 }

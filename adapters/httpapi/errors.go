@@ -30,6 +30,7 @@ var errorTable = []outcome{
 	{domain.ErrInvalidReceiptHandle, http.StatusBadRequest, "receipt handle is malformed"},
 	{domain.ErrOffsetNegative, http.StatusBadRequest, "invalid offset: must be >= 0"},
 	{domain.ErrTopicNotFound, http.StatusNotFound, "topic not found"},
+	{domain.ErrNoRedrive, http.StatusNotFound, "no redrive job on this topic"},
 	{domain.ErrTopicExists, http.StatusConflict, "topic already exists"},
 	{domain.ErrTopicNameCase, http.StatusConflict, ""},
 	{domain.ErrTopicChanged, http.StatusConflict, "topic changed since it was read"},

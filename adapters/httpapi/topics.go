@@ -35,6 +35,9 @@ func TopicRoutes(svc *topics.Service, rem *remotes.Service, log *zap.Logger) []R
 		{Method: http.MethodPost, Path: "/v1/topics/:topic/children", Handle: h.attach},
 		{Method: http.MethodGet, Path: "/v1/topics/:topic/children", Handle: h.listChildren},
 		{Method: http.MethodDelete, Path: "/v1/topics/:topic/children/:child", Handle: h.detach},
+		{Method: http.MethodPost, Path: "/v1/topics/:topic/redrive", Handle: h.startRedrive},
+		{Method: http.MethodGet, Path: "/v1/topics/:topic/redrive", Handle: h.redrive},
+		{Method: http.MethodDelete, Path: "/v1/topics/:topic/redrive", Handle: h.cancelRedrive},
 	}
 }
 
@@ -320,6 +323,8 @@ type topicJSON struct {
 	Redelivery *redeliveryJSON `json:"redelivery,omitempty"`
 	// DeadLetter is the topic's dead-letter policy (our extension).
 	DeadLetter *deadLetterJSON `json:"dead_letter,omitempty"`
+	// Redrive is the topic's last redrive job (our extension).
+	Redrive *redriveJSON `json:"redrive,omitempty"`
 }
 
 // topicDescribeJSON adds what only describe returns (api.md §2.7).
@@ -369,7 +374,7 @@ func topicView(t meta.Topic) topicJSON {
 		CreatedAt: t.CreatedAt, Owner: t.Owner, Role: t.Role(), Children: t.Children, Parent: t.Parent,
 		AttachEpoch: t.AttachEpoch, FanoutDelayMs: t.FanoutDelayMs, AttachOffsets: t.AttachOffsets,
 		Remote: remoteLinkView(t.Remote, false), Redelivery: redeliveryView(t.Redelivery),
-		DeadLetter: deadLetterView(t.DeadLetter),
+		DeadLetter: deadLetterView(t.DeadLetter), Redrive: redriveView(t.Redrive),
 	}
 }
 

@@ -21,6 +21,7 @@ type Metrics struct {
 	extended, nacked          *prometheus.CounterVec
 	deadLettered              *prometheus.CounterVec
 	deadLetterFailures        *prometheus.CounterVec
+	redriven                  *prometheus.CounterVec
 	corruptSkipped            *prometheus.CounterVec
 	errors                    *prometheus.CounterVec
 	httpRequests              *prometheus.CounterVec
@@ -66,6 +67,8 @@ func NewMetrics() *Metrics {
 		"Messages moved to the topic's dead-letter topic after its maximum receive count.", "topic")
 	m.deadLetterFailures = counter("narad_dead_letter_failures_total",
 		"Writes to the topic's dead-letter topic that failed; the message stays in its origin and is tried again.", "topic")
+	m.redriven = counter("narad_redrive_messages_total",
+		"Dead letters a redrive job produced back to their origin (or its target), by dead-letter topic.", "topic")
 	m.corruptSkipped = counter("narad_consumer_corrupt_skipped_total", "Unreadable records skipped (data loss).", "topic", "partition")
 	m.errors = counter("narad_errors_total", "Cross-cutting errors.", "component", "kind")
 	m.httpRequests = counter("narad_http_requests_total", "HTTP requests.", "route", "method", "status")
@@ -138,6 +141,11 @@ func (m *Metrics) MessagesDeadLettered(topic string, n int) {
 // DeadLetterFailed implements ports.Metrics.
 func (m *Metrics) DeadLetterFailed(topic string) {
 	m.deadLetterFailures.WithLabelValues(topic).Inc()
+}
+
+// RedriveMoved implements ports.Metrics.
+func (m *Metrics) RedriveMoved(topic string, n int) {
+	m.redriven.WithLabelValues(topic).Add(float64(n))
 }
 
 // CorruptSkipped implements ports.Metrics.

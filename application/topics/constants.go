@@ -19,6 +19,8 @@ const (
 	SchemaVersionsMaxCount = 1000
 	// topicIDBytes is the random length of an incarnation id (16 hex).
 	topicIDBytes = 8
+	// redriveIDBytes is the random length of a redrive job id (16 hex).
+	redriveIDBytes = 8
 	// attachEpochBytes is the random length of an attach epoch (16 hex,
 	// internals.md §6.3).
 	attachEpochBytes = 8

@@ -1,24 +1,20 @@
 package main
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/narad/narad/adapters/httpclient"
-	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
 )
 
 const (
 	// redriveBatchMax is the largest batch redrive consumes, produces and
 	// acks at once (the batch consume and batch ack cap, api.md §2.14.3).
-	redriveBatchMax = 100
+	redriveBatchMax = deadletter.PaceBatchMax
 	// redriveChunkBytes bounds the estimated body of one batch produce,
 	// well under the server's 16 MiB cap.
 	redriveChunkBytes = 8 << 20
@@ -198,19 +194,12 @@ func (r *redriver) batch(msgs []httpclient.Message) (fresh bool, err error) {
 			continue
 		}
 		fresh = true
-		l, err := deadletter.ParseLetter(m.Payload)
-		if err == nil && len(l.Payload) == 0 {
-			err = errors.New("not a dead letter to redrive: its payload is empty")
-		}
-		target := cmp.Or(r.o.to, l.Topic)
-		if err == nil && target == r.o.dlt {
-			err = errors.New("not a dead letter to redrive: it names the dead-letter topic itself as its origin")
-		}
+		l, target, err := deadletter.Target(m.Payload, r.o.dlt, r.o.to)
 		if err != nil {
 			r.seen[p] = dlSkipped
 			r.skipped.Add(1)
 			fmt.Fprintf(r.e.stderr, "narad: skipped p%d @%d of %s: %s; left for its lease to lapse\n",
-				m.Partition, m.Offset, r.o.dlt, strings.TrimPrefix(err.Error(), domain.ErrInvalidArgument.Error()+": "))
+				m.Partition, m.Offset, r.o.dlt, err)
 			continue
 		}
 		if r.refused[target] != nil {

@@ -6,38 +6,34 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/narad/narad/domain/deadletter"
 )
 
-// pacer is the token bucket of redrive --rate: rate tokens a second, at
-// most burst held, one spent per message redriven. A nil pacer (rate 0)
-// never waits. The clock and the sleeper are injected so tests need not
-// sleep.
+// pacer is redrive --rate: deadletter.Pace's token bucket with a clock
+// and a sleeper, injected so tests need not sleep. A nil pacer (rate 0)
+// never waits.
 type pacer struct {
-	rate   float64 // tokens per second
-	burst  float64 // bucket size: a tenth of a second's worth, 1 to 100
-	tokens float64
-	last   time.Time
-	now    func() time.Time
-	sleep  func(context.Context, time.Duration) error
+	b     *deadletter.Pace
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
 }
 
-// newPacer returns the bucket for rate messages a second, full, or nil for
+// newPacer returns the pacer for rate messages a second, full, or nil for
 // rate 0 (unlimited).
 func newPacer(rate int, now func() time.Time, sleep func(context.Context, time.Duration) error) *pacer {
 	if rate <= 0 {
 		return nil
 	}
-	burst := min(max(math.Ceil(float64(rate)/10), 1), redriveBatchMax)
-	return &pacer{rate: float64(rate), burst: burst, tokens: burst, last: now(), now: now, sleep: sleep}
+	return &pacer{b: deadletter.NewPace(uint32(min(rate, math.MaxUint32)), now()), now: now, sleep: sleep}
 }
 
-// batch is how many messages one round may take, at most limit: the
-// bucket's size, so that a batch never waits for more than it can hold.
+// batch is how many messages one round may take, at most limit.
 func (p *pacer) batch(limit int) int {
 	if p == nil {
 		return limit
 	}
-	return min(limit, int(p.burst))
+	return p.b.Batch(limit)
 }
 
 // wait blocks until n tokens are in the bucket, or ctx ends.
@@ -45,8 +41,7 @@ func (p *pacer) wait(ctx context.Context, n int) error {
 	if p == nil {
 		return nil
 	}
-	for p.refill(); p.tokens < float64(n); p.refill() {
-		d := time.Duration(math.Ceil((float64(n) - p.tokens) / p.rate * float64(time.Second)))
+	for d := p.b.Wait(n, p.now()); d > 0; d = p.b.Wait(n, p.now()) {
 		if err := p.sleep(ctx, d); err != nil {
 			return err
 		}
@@ -57,14 +52,8 @@ func (p *pacer) wait(ctx context.Context, n int) error {
 // take spends n tokens, one per message redriven.
 func (p *pacer) take(n int) {
 	if p != nil {
-		p.tokens -= float64(n)
+		p.b.Take(n)
 	}
-}
-
-func (p *pacer) refill() {
-	now := p.now()
-	p.tokens = min(p.burst, p.tokens+now.Sub(p.last).Seconds()*p.rate)
-	p.last = now
 }
 
 // redriveProgress prints `redriven N (R/s), skipped M` on standard error

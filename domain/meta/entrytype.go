@@ -47,6 +47,7 @@ const (
 	TypeDeleteRemote            EntryType = 37
 	TypeSetTopicRedelivery      EntryType = 38
 	TypeSetTopicDeadLetter      EntryType = 39
+	TypeSetTopicRedrive         EntryType = 40
 )
 
 const (
@@ -54,10 +55,10 @@ const (
 	// applies (1–22).
 	LegacyNewestType = TypeSetUserGrants
 	// AppliesThroughType is the newest type of the contiguous range 1..N this
-	// build applies (every type up to SetTopicDeadLetter); heartbeats and
+	// build applies (every type up to SetTopicRedrive); heartbeats and
 	// joins report it for the entry-type gate, and a database or snapshot
 	// that applied a newer type is refused.
-	AppliesThroughType = TypeSetTopicDeadLetter
+	AppliesThroughType = TypeSetTopicRedrive
 )
 
 var typeNames = map[EntryType]string{
@@ -81,6 +82,7 @@ var typeNames = map[EntryType]string{
 	TypeAttachRemoteChild:       "AttachRemoteChild", TypeSetRemoteChildState: "SetRemoteChildState",
 	TypePutRemote: "PutRemote", TypeUpdateRemote: "UpdateRemote", TypeDeleteRemote: "DeleteRemote",
 	TypeSetTopicRedelivery: "SetTopicRedelivery", TypeSetTopicDeadLetter: "SetTopicDeadLetter",
+	TypeSetTopicRedrive: "SetTopicRedrive",
 }
 
 // String returns the spec's name of the type, or "type(N)".
@@ -161,4 +163,5 @@ var eventCtors = map[EntryType]func() Event{
 	TypeDeleteRemote:            func() Event { return &DeleteRemote{} },
 	TypeSetTopicRedelivery:      func() Event { return &SetTopicRedelivery{} },
 	TypeSetTopicDeadLetter:      func() Event { return &SetTopicDeadLetter{} },
+	TypeSetTopicRedrive:         func() Event { return &SetTopicRedrive{} },
 }

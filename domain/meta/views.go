@@ -23,6 +23,9 @@ type Topic struct {
 	Redelivery *Redelivery `json:"redelivery,omitempty"`
 	// DeadLetter is the topic's dead-letter policy; nil when it has none.
 	DeadLetter *DeadLetter `json:"dead_letter,omitempty"`
+	// Redrive is the last redrive job of this topic as a dead-letter topic;
+	// nil when none was started.
+	Redrive *Redrive `json:"redrive,omitempty"`
 }
 
 // Redelivery is a topic's redelivery backoff (our extension; see
