@@ -26,6 +26,7 @@ type redriveJSON struct {
 	State       string `json:"state"`
 	Moved       uint64 `json:"moved"`
 	Skipped     uint64 `json:"skipped"`
+	Runs        uint32 `json:"runs"`
 	Error       string `json:"error,omitempty"`
 	By          string `json:"started_by,omitempty"`
 	StartedAtMs int64  `json:"started_at_ms"`
@@ -37,7 +38,7 @@ func redriveView(j *meta.Redrive) *redriveJSON {
 		return nil
 	}
 	return &redriveJSON{ID: j.ID, To: j.To, RatePerSec: j.RatePerSec, MaxMessages: j.MaxMessages, State: j.State,
-		Moved: j.Moved, Skipped: j.Skipped, Error: j.Error, By: j.By, StartedAtMs: j.StartedAtMs, UpdatedAtMs: j.UpdatedAtMs}
+		Moved: j.Moved, Skipped: j.Skipped, Runs: j.Runs, Error: j.Error, By: j.By, StartedAtMs: j.StartedAtMs, UpdatedAtMs: j.UpdatedAtMs}
 }
 
 // startRedrive is POST /v1/topics/{topic}/redrive: 202 with the job.

@@ -35,6 +35,8 @@ type Topic struct {
 	Redelivery json.RawMessage `json:"redelivery,omitempty"`
 	// DeadLetter is the topic's dead-letter policy as the server sent it.
 	DeadLetter json.RawMessage `json:"dead_letter,omitempty"`
+	// Redrive is the last redrive job started on the topic, nil when none was.
+	Redrive *Redrive `json:"redrive,omitempty"`
 }
 
 // PartitionStats is one entry of a describe's partition_stats (api.md §2.4).

@@ -18,8 +18,12 @@ import (
 	"github.com/narad/narad/ports"
 )
 
-// dlq is the dead-letter topic of every test.
-const dlq = "jobs-dlq"
+// dlq is the dead-letter topic of every test; its leases last
+// visibilityMs.
+const (
+	dlq          = "jobs-dlq"
+	visibilityMs = 300
+)
 
 // source is an in-memory dead-letter topic of one partition: Lease hands
 // out what is neither acked nor leased, at once (an empty answer when
@@ -142,7 +146,9 @@ func letter(origin string, i int) []byte {
 }
 
 // want is what produce of message i of letter should have carried.
-func want(i int) string { return fmt.Sprintf("%q=%q", fmt.Sprintf("k%d", i), fmt.Sprintf(`{"n":%d}`, i)) }
+func want(i int) string {
+	return fmt.Sprintf("%q=%q", fmt.Sprintf("k%d", i), fmt.Sprintf(`{"n":%d}`, i))
+}
 
 // fixture is a runner on fakes, with the dead-letter topic created.
 type fixture struct {
@@ -163,7 +169,7 @@ func newFixture(t *testing.T, src *source, clock ports.Clock) *fixture {
 		if name != dlq {
 			id = fmt.Sprintf("%016x", len(name))
 		}
-		f.propose(t, &meta.CreateTopic{Name: name, ID: id, Partitions: 1, VisibilityTimeoutMs: 30_000,
+		f.propose(t, &meta.CreateTopic{Name: name, ID: id, Partitions: 1, VisibilityTimeoutMs: visibilityMs,
 			MaxInFlight: 1024, MaxAckedAhead: 1024})
 	}
 	return f

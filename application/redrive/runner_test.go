@@ -299,3 +299,35 @@ func TestJobKeepsItsRate(t *testing.T) {
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
+
+// ensure that a job a former leader ran does not end on an empty consume
+// before the dead-letter topic's leases of that leader can have lapsed:
+// the letter it held comes back and is moved too.
+func TestResumedJobWaitsForTheFormerLeadersLeases(t *testing.T) {
+	t.Parallel()
+	src := newSource(letter("jobs", 0), letter("jobs", 1), letter("jobs", 2))
+	src.leased[0] = 999 // leased by the former leader's worker
+	began := time.Now()
+	src.onLease = func() {
+		if time.Since(began) > visibilityMs*time.Millisecond {
+			src.mu.Lock()
+			if src.leased[0] == 999 {
+				delete(src.leased, 0)
+			}
+			src.mu.Unlock()
+		}
+	}
+	f := newFixture(t, src, systemClock{})
+	j := f.start(t, meta.Redrive{RatePerSec: 0})
+	former := j
+	former.Runs = 1
+	f.propose(t, &meta.SetTopicRedrive{Name: dlq, ID: f.topicID, Job: j.ID, Redrive: former})
+	f.run(t)
+	ended := f.waitEnded(t)
+	if ended.State != deadletter.RedriveDone || ended.Moved != 3 || ended.Runs != 2 {
+		t.Fatalf("job %+v, want done with 3 moved in its second run", ended)
+	}
+	if got := src.ackedOffsets(); !slices.Equal(got, []int64{0, 1, 2}) {
+		t.Fatalf("acked %v", got)
+	}
+}

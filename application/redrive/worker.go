@@ -32,6 +32,9 @@ type worker struct {
 	unacked map[pos]bool     // produced, ack refused: acked, not produced, when seen again
 	refused map[string]error // targets that refused a produce for good
 
+	visibility time.Duration // the dead-letter topic's lease
+	quietUntil time.Time     // an empty consume ends the job only from then
+
 	cancel context.CancelFunc
 	ctx    context.Context
 	done   atomic.Bool
@@ -40,7 +43,8 @@ type worker struct {
 func newWorker(r *Runner, t meta.Topic) *worker {
 	now := r.d.Clock.Now()
 	return &worker{r: r, dlt: t.Name, topicID: t.ID, job: *t.Redrive, pace: deadletter.NewPace(t.Redrive.RatePerSec, now),
-		saved: now, skipped: map[pos]bool{}, unacked: map[pos]bool{}, refused: map[string]error{}}
+		visibility: time.Duration(t.VisibilityTimeoutMs) * time.Millisecond,
+		saved:      now, skipped: map[pos]bool{}, unacked: map[pos]bool{}, refused: map[string]error{}}
 }
 
 func (w *worker) ended() bool { return w.done.Load() }
@@ -59,6 +63,9 @@ func (w *worker) run() {
 	ctx := w.ctx
 	w.r.d.Log.Info("redrive: job running", slog.String("topic", w.dlt), slog.String("job", w.job.ID),
 		slog.Uint64("moved", w.job.Moved))
+	if !w.takeUp(ctx) {
+		return
+	}
 	state, failure := w.loop(ctx)
 	if state == "" || ctx.Err() != nil {
 		return
@@ -77,6 +84,38 @@ func (w *worker) run() {
 		w.r.d.Log.Warn("redrive: could not write the job's end; trying again", slog.String("topic", w.dlt), slog.String("error", err.Error()))
 		sleep(ctx, w.r.tuned.retry)
 	}
+}
+
+// takeUp counts this worker in the job's runs before it moves anything. A
+// job some worker ran before may have letters leased by it: an empty
+// consume cannot end the job until those leases have lapsed, one
+// visibility timeout of the dead-letter topic from now.
+func (w *worker) takeUp(ctx context.Context) bool {
+	if w.job.Runs > 0 {
+		w.quietUntil = w.r.d.Clock.Now().Add(w.visibility)
+	}
+	w.job.Runs++
+	for ctx.Err() == nil {
+		err := w.save(ctx)
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, errJobGone):
+			return false
+		}
+		w.transient(ctx, "write the job", err)
+	}
+	return false
+}
+
+// empty is what an empty (or all-seen) consume means: the job is done,
+// unless leases of a former worker may still hold letters.
+func (w *worker) empty(ctx context.Context) (state string, ended bool) {
+	if w.r.d.Clock.Now().Before(w.quietUntil) {
+		sleep(ctx, w.r.tuned.retry)
+		return "", false
+	}
+	return deadletter.RedriveDone, true
 }
 
 // loop moves letters until the dead-letter topic brings nothing new, the
@@ -103,14 +142,20 @@ func (w *worker) loop(ctx context.Context) (state, failure string) {
 			w.transient(ctx, "consume", err)
 			continue
 		case len(ds) == 0:
-			return deadletter.RedriveDone, ""
+			if state, ended := w.empty(ctx); ended {
+				return state, ""
+			}
+			continue
 		}
 		fresh, fatal := w.batch(ctx, ds)
 		if fatal != "" {
 			return deadletter.RedriveFailed, fatal
 		}
 		if !fresh {
-			return deadletter.RedriveDone, ""
+			if state, ended := w.empty(ctx); ended {
+				return state, ""
+			}
+			continue
 		}
 		if w.r.d.Clock.Now().Sub(w.saved) >= w.r.tuned.save {
 			if err := w.save(ctx); errors.Is(err, errJobGone) {

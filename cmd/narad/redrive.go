@@ -31,8 +31,9 @@ type redriveOpts struct {
 
 func newRedriveCmd(e *env, g *globals) *cobra.Command {
 	var o redriveOpts
+	var jf redriveJobFlags
 	c := &cobra.Command{
-		Use:   "redrive <dead-letter-topic> [--to TOPIC] [--rate N] [--max N] [--wait D]",
+		Use:   "redrive <dead-letter-topic> [--to TOPIC] [--rate N] [--max N] [--wait D | --job [--detach] | --status | --cancel]",
 		Short: "Move dead letters back to their origin topic (or --to another)",
 		Long: "redrive consumes the dead letters of a dead-letter topic in batches, produces\n" +
 			"each one's original key and payload, byte for byte, to the topic it came from\n" +
@@ -40,10 +41,19 @@ func newRedriveCmd(e *env, g *globals) *cobra.Command {
 			"not a dead letter is skipped and left for its lease to lapse. The run ends when\n" +
 			"a consume brings nothing new, or after --max dead letters. A crash between a\n" +
 			"produce and its ack redrives that batch again (at least once).\n" +
+			"\n" +
+			"This client-side run is the default. With --job the server runs the redrive\n" +
+			"instead, with the same --to, --rate and --max, and narad follows it, printing\n" +
+			"its progress, until it ends; an interrupt leaves the job running on the\n" +
+			"server. --detach only starts it. --status prints the topic's last job and\n" +
+			"--cancel stops the running one; one job runs per topic at a time.\n" +
 			"See docs/api-extensions.md, \"Redrive\".",
 		Args: exactArgs("dead-letter-topic"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dlt = args[0]
+			if err := jf.check(cmd.Flags()); err != nil {
+				return err
+			}
 			switch {
 			case o.rate < 0 || o.max < 0 || o.wait < 0:
 				return usagef("--rate, --max and --wait must be >= 0")
@@ -53,6 +63,9 @@ func newRedriveCmd(e *env, g *globals) *cobra.Command {
 			cl, err := g.client(e)
 			if err != nil {
 				return err
+			}
+			if jf.any() {
+				return runRedriveJob(e, cl, o, jf, cmd.Flags().Changed("rate"))
 			}
 			r := newRedriver(e, cl, o, newPacer(o.rate, time.Now, pause))
 			return r.run()
@@ -64,6 +77,7 @@ func newRedriveCmd(e *env, g *globals) *cobra.Command {
 	f.IntVar(&o.rate, "rate", 100, "at most this many dead letters redriven per second (0 = unlimited)")
 	f.IntVar(&o.max, "max", 0, "stop after this many dead letters redriven (0 = all)")
 	f.DurationVar(&o.wait, "wait", 2*time.Second, "long-poll wait of each consume; a consume that brings nothing ends the run")
+	jf.register(f)
 	return c
 }
 

@@ -46,6 +46,9 @@ type Job struct {
 	State       string `json:"state"`
 	Moved       uint64 `json:"moved"`
 	Skipped     uint64 `json:"skipped"`
+	// Runs counts the workers that took the job up: more than one means a
+	// new metadata leader resumed it.
+	Runs        uint32 `json:"runs,omitempty"`
 	Error       string `json:"error,omitempty"`
 	By          string `json:"by,omitempty"` // who started it; empty with security off
 	StartedAtMs int64  `json:"started_at_ms"`

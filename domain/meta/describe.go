@@ -43,8 +43,8 @@ func describeTopics(r KVReader, b *strings.Builder) error {
 			fmt.Fprintf(b, " dead_letter=%s@%d", d.Topic, d.MaxReceiveCount)
 		}
 		if j := t.Redrive; j != nil {
-			fmt.Fprintf(b, " redrive=%s/%s to=%q rate=%d max=%d moved=%d skipped=%d by=%q at=%d..%d error=%q",
-				j.ID, j.State, j.To, j.RatePerSec, j.MaxMessages, j.Moved, j.Skipped, j.By, j.StartedAtMs, j.UpdatedAtMs, j.Error)
+			fmt.Fprintf(b, " redrive=%s/%s to=%q rate=%d max=%d moved=%d skipped=%d runs=%d by=%q at=%d..%d error=%q",
+				j.ID, j.State, j.To, j.RatePerSec, j.MaxMessages, j.Moved, j.Skipped, j.Runs, j.By, j.StartedAtMs, j.UpdatedAtMs, j.Error)
 		}
 		b.WriteByte('\n')
 		if err := describeRows(r, t.Name, b); err != nil {

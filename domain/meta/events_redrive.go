@@ -46,7 +46,7 @@ func (e *SetTopicRedrive) Validate() error {
 	}
 	r := e.Redrive
 	switch {
-	case e.Job == "" && (!r.Running() || r.Moved != 0 || r.Skipped != 0 || r.Error != ""):
+	case e.Job == "" && (!r.Running() || r.Moved != 0 || r.Skipped != 0 || r.Runs != 0 || r.Error != ""):
 		return invalid("a redrive starts running with nothing moved")
 	case e.Job != "" && r.ID != e.Job:
 		return invalid("redrive %q cannot replace job %q", r.ID, e.Job)
