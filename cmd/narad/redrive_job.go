@@ -187,6 +187,15 @@ func (r *jobRun) cancelJob() error {
 	return nil
 }
 
+// redriveText is topic info's line for the topic's last redrive job, "" when
+// none was started.
+func redriveText(j *httpclient.Redrive) string {
+	if j == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s, moved %d, skipped %d", j.ID, j.State, j.Moved, j.Skipped)
+}
+
 // printRedriveJob prints the job as `key:  value` lines, leaving out the
 // empty ones, as narad topic info does.
 func printRedriveJob(w io.Writer, j httpclient.Redrive) error {

@@ -233,6 +233,7 @@ func printTopicInfo(w io.Writer, t *httpclient.Topic) error {
 	}
 	row("redelivery", redeliveryText(t.Redelivery))
 	row("dead letter", deadLetterText(t.DeadLetter))
+	row("redrive", redriveText(t.Redrive))
 	if t.SchemaVersion > 0 {
 		row("schema", fmt.Sprintf("version %d", t.SchemaVersion))
 	} else {

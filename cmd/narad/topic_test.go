@@ -135,9 +135,11 @@ func TestTopicInfo(t *testing.T) {
 	ft.schemas = append(ft.schemas, json.RawMessage(`true`))
 	ft.meta.Redelivery = json.RawMessage(`{"initial_ms":1500,"multiplier":2,"max_ms":600000,"jitter":0.2}`)
 	ft.meta.DeadLetter = json.RawMessage(`{"topic":"pay-dlq","max_receive_count":5}`)
+	ft.meta.Redrive = &httpclient.Redrive{ID: "00112233aabbccdd", State: "done", Moved: 40, Skipped: 2}
 	r := runCLI(t, cliOpts{}, "topic", "info", "pay", "-s", b.url())
 	for _, want := range []string{
-		"name:                pay", "retention:           7d", "redelivery:          1.5s, then x2 up to 10m, jitter 0.2", "dead letter:         pay-dlq after 5 receives", "visibility timeout:  30s", "schema:              version 1",
+		"name:                pay", "retention:           7d", "redelivery:          1.5s, then x2 up to 10m, jitter 0.2", "dead letter:         pay-dlq after 5 receives",
+		"redrive:             00112233aabbccdd done, moved 40, skipped 2", "visibility timeout:  30s", "schema:              version 1",
 		"0          n1     ok                  0       2               1         3 B",
 		"2          n3     unavailable (dead)  -       -               -         -",
 		"1 of 3 partitions unavailable",
