@@ -55,13 +55,15 @@ func (t *tx) putTopic(tp Topic) { t.put(topicKey(tp.Name), tp) }
 // An applied member heartbeat is not written to the history: every node
 // sends one each 5 s, which would push every change an operator wants to
 // read (who changed what, when) out of the bounded history within hours.
-// A refused one is, like every other refusal.
+// Nor is a running redrive job's progress (one each 5 s while it moves
+// letters); its start, cancel and end are. A refused one is, like every
+// other refusal.
 func Step(r KVReader, index uint64, env Envelope, journalKeep int) (Result, []Mutation, error) {
 	out, err := Apply(r, env)
 	if err != nil {
 		return Result{}, nil, err
 	}
-	if _, beat := env.Event.(*MemberHeartbeat); beat && out.Result.OK() {
+	if out.Result.OK() && unrecorded(env.Event) {
 		return out.Result, out.Mutations, nil
 	}
 	journal, err := RecordJournal(r, index, env, out.Result, journalKeep)
@@ -69,4 +71,16 @@ func Step(r KVReader, index uint64, env Envelope, journalKeep int) (Result, []Mu
 		return Result{}, nil, err
 	}
 	return out.Result, append(out.Mutations, journal...), nil
+}
+
+// unrecorded reports whether an applied ev stays out of the history: a
+// member heartbeat, or the progress of a running redrive job.
+func unrecorded(ev Event) bool {
+	switch e := ev.(type) {
+	case *MemberHeartbeat:
+		return true
+	case *SetTopicRedrive:
+		return e.Job != "" && e.Redrive.Running()
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package openapi
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // obj is a JSON object for a request body.
@@ -36,6 +37,20 @@ type topicView struct {
 	} `json:"partition_stats"`
 	Redelivery map[string]any `json:"redelivery"`
 	DeadLetter map[string]any `json:"dead_letter"`
+	Redrive    *redriveView   `json:"redrive"`
+}
+
+// redriveView is what the tests read of a redrive job.
+type redriveView struct {
+	ID          string `json:"id"`
+	To          string `json:"to"`
+	RatePerSec  int    `json:"rate_per_sec"`
+	MaxMessages int    `json:"max_messages"`
+	State       string `json:"state"`
+	Moved       int    `json:"moved"`
+	Skipped     int    `json:"skipped"`
+	Runs        int    `json:"runs"`
+	StartedBy   string `json:"started_by"`
 }
 
 // createTopic creates a topic as root and wants 201.
@@ -93,6 +108,7 @@ func (cl *client) topics(t *testing.T) {
 	cl.do(t, js("PATCH", "/v1/topics/nosuch", root, obj{"retention_ms": 0}), 404)
 	cl.redelivery(t)
 	cl.deadLetter(t)
+	cl.redrive(t)
 
 	var hist struct {
 		Topic    string `json:"topic"`
@@ -205,4 +221,66 @@ func (cl *client) deadLetter(t *testing.T) {
 	cl.do(t, bad(js("POST", "/v1/topics", root, obj{"name": "dl2", "dead_letter": obj{"topic": "jobs-dlq", "max_receive_count": 3, "after": 1}})), 400).
 		wantError(t, `unknown field "after"`)
 	cl.do(t, get("/v1/topics/dl2", root), 404)
+}
+
+// redrive exercises a redrive job (our extension): a start on a topic with
+// no dead letters, read until it ends done, a cancel of a running job, and
+// the refusals.
+func (cl *client) redrive(t *testing.T) {
+	cl.createTopic(t, obj{"name": "rd-dlq"})
+	cl.createTopic(t, obj{"name": "rd-retry"})
+	const route = "/v1/topics/rd-dlq/redrive"
+	cl.do(t, get(route, root), 404).wantError(t, "no redrive job on this topic")
+	var j redriveView
+	cl.do(t, js("POST", route, root, obj{"to": "rd-retry", "rate_per_sec": 0, "max_messages": 10}), 202).decode(t, &j)
+	if len(j.ID) != 16 || j.State != "running" || j.To != "rd-retry" || j.MaxMessages != 10 || j.StartedBy != rootUser {
+		t.Errorf("start answer: %+v", j)
+	}
+	cl.do(t, js("POST", route, root, obj{}), 409).wantError(t, "already runs redrive "+j.ID)
+	for deadline := time.Now().Add(30 * time.Second); j.State == "running"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the job of an empty dead-letter topic still runs after 30 s: %+v", j)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cl.do(t, get(route, root), 200).decode(t, &j)
+	}
+	if j.State != "done" || j.Moved != 0 || j.Skipped != 0 || j.Runs != 1 {
+		t.Errorf("ended job: %+v", j)
+	}
+	cl.do(t, del(route, root), 409).wantError(t, `topic "rd-dlq" runs no redrive job`)
+	var d topicView
+	cl.do(t, get("/v1/topics/rd-dlq", root), 200).decode(t, &d)
+	if d.Redrive == nil || d.Redrive.ID != j.ID || d.Redrive.State != "done" {
+		t.Errorf("describe after the job: %+v", d.Redrive)
+	}
+
+	// Five letters at one a second keep a job running while it is cancelled.
+	letter := obj{"payload": obj{"dead_letter": obj{"topic": "rd-retry", "partition": 0, "offset": 0, "timestamp": 1, "receive_count": 5}, "payload": obj{"n": 1}}}
+	cl.do(t, js("POST", "/v1/topics/rd-dlq/produce/batch", root, obj{"messages": []obj{letter, letter, letter, letter, letter}}), 202)
+	cl.do(t, js("POST", route, root, obj{"rate_per_sec": 1}), 202).decode(t, &j)
+	var cancelled redriveView
+	cl.do(t, del(route, root), 200).decode(t, &cancelled)
+	if cancelled.ID != j.ID || cancelled.State != "cancelled" || cancelled.To != "" || cancelled.RatePerSec != 1 {
+		t.Errorf("cancel answer: %+v", cancelled)
+	}
+	cl.do(t, del(route, root), 409).wantError(t, `topic "rd-dlq" runs no redrive job`)
+	cl.do(t, get(route, root), 200).decode(t, &j)
+	if j.State != "cancelled" {
+		t.Errorf("read after the cancel: %+v", j)
+	}
+
+	var dflt redriveView
+	cl.do(t, withClient(call{method: "POST", path: "/v1/topics/rd-retry/redrive", as: root}), 202).decode(t, &dflt)
+	if dflt.To != "" || dflt.RatePerSec != 100 || dflt.MaxMessages != 0 || dflt.State != "running" {
+		t.Errorf("start with an empty body: %+v", dflt)
+	}
+	cl.do(t, js("POST", route, root, obj{"to": "rd-dlq"}), 400).wantError(t, "invalid argument: to names the dead-letter topic itself")
+	cl.do(t, js("POST", route, root, obj{"to": "nowhere"}), 400).wantError(t, "invalid argument: to names no topic: nowhere")
+	cl.do(t, bad(js("POST", route, root, obj{"to": ""})), 400).wantError(t, "invalid argument: to must name a topic")
+	cl.do(t, bad(js("POST", route, root, obj{"rate_per_sec": 100001})), 400).wantError(t, "invalid argument: rate_per_sec must be from 0 to 100000")
+	cl.do(t, bad(js("POST", route, root, obj{"max_messages": -1})), 400).wantError(t, "invalid argument: max_messages must be 0 (all) or more")
+	cl.do(t, bad(js("POST", route, root, obj{"later": 1})), 400).wantError(t, `invalid json: json: unknown field "later"`)
+	cl.do(t, js("POST", "/v1/topics/nosuch/redrive", root, obj{}), 404).wantError(t, "topic not found")
+	cl.do(t, get("/v1/topics/nosuch/redrive", root), 404).wantError(t, "topic not found")
+	cl.do(t, del("/v1/topics/nosuch/redrive", root), 404).wantError(t, "topic not found")
 }
