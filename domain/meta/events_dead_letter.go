@@ -23,13 +23,8 @@ func (e *SetTopicDeadLetter) Subject() string { return "topic " + e.Name }
 
 // Validate checks the name, the id and the policy's rules.
 func (e *SetTopicDeadLetter) Validate() error {
-	if err := validTopicRef(e.Name); err != nil {
+	if err := validPolicyRef(e.Name, e.ID); err != nil {
 		return err
-	}
-	if e.ID != "" {
-		if err := validTopicID(e.ID); err != nil {
-			return err
-		}
 	}
 	if e.DeadLetter == nil {
 		return nil
@@ -55,15 +50,9 @@ func (d DeadLetter) Policy() deadletter.Policy {
 }
 
 func (e *SetTopicDeadLetter) apply(t *tx, _ Envelope) (Result, error) {
-	tp, found, err := t.topic(e.Name)
-	if err != nil || !found {
-		return refuse(CodeNotFound, "topic %q not found", e.Name), err
-	}
-	if e.ID != "" && tp.ID != e.ID {
-		return refuse(CodeConflict, "topic %q is incarnation %q, not %q", e.Name, tp.ID, e.ID), nil
-	}
-	if tp.IsRemoteStub() {
-		return refuse(CodeRefused, "topic %q is a remote child's stub and takes no dead-letter policy", e.Name), nil
+	tp, refusal, ok, err := policyTopic(t, e.Name, e.ID, "dead-letter policy")
+	if !ok {
+		return refusal, err
 	}
 	tp.DeadLetter = e.DeadLetter
 	t.putTopic(tp)

@@ -26,13 +26,8 @@ func (e *SetTopicRedelivery) Subject() string { return "topic " + e.Name }
 
 // Validate checks the name, the id and the policy's ranges.
 func (e *SetTopicRedelivery) Validate() error {
-	if err := validTopicRef(e.Name); err != nil {
+	if err := validPolicyRef(e.Name, e.ID); err != nil {
 		return err
-	}
-	if e.ID != "" {
-		if err := validTopicID(e.ID); err != nil {
-			return err
-		}
 	}
 	if e.Redelivery == nil {
 		return nil
@@ -57,15 +52,9 @@ func (r Redelivery) Validate() error {
 }
 
 func (e *SetTopicRedelivery) apply(t *tx, _ Envelope) (Result, error) {
-	tp, found, err := t.topic(e.Name)
-	if err != nil || !found {
-		return refuse(CodeNotFound, "topic %q not found", e.Name), err
-	}
-	if e.ID != "" && tp.ID != e.ID {
-		return refuse(CodeConflict, "topic %q is incarnation %q, not %q", e.Name, tp.ID, e.ID), nil
-	}
-	if tp.IsRemoteStub() {
-		return refuse(CodeRefused, "topic %q is a remote child's stub and takes no redelivery policy", e.Name), nil
+	tp, refusal, ok, err := policyTopic(t, e.Name, e.ID, "redelivery policy")
+	if !ok {
+		return refusal, err
 	}
 	tp.Redelivery = e.Redelivery
 	t.putTopic(tp)

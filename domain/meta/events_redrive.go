@@ -32,13 +32,8 @@ func (e *SetTopicRedrive) Subject() string { return "topic " + e.Name }
 // Validate checks the name, the id and the job's rules; a start carries a
 // running job with nothing counted, an update the id it names.
 func (e *SetTopicRedrive) Validate() error {
-	if err := validTopicRef(e.Name); err != nil {
+	if err := validPolicyRef(e.Name, e.ID); err != nil {
 		return err
-	}
-	if e.ID != "" {
-		if err := validTopicID(e.ID); err != nil {
-			return err
-		}
 	}
 	if err := e.Redrive.Validate(e.Name); err != nil {
 		msg := strings.TrimPrefix(err.Error(), domain.ErrInvalidArgument.Error()+": ")
@@ -55,15 +50,9 @@ func (e *SetTopicRedrive) Validate() error {
 }
 
 func (e *SetTopicRedrive) apply(t *tx, _ Envelope) (Result, error) {
-	tp, found, err := t.topic(e.Name)
-	if err != nil || !found {
-		return refuse(CodeNotFound, "topic %q not found", e.Name), err
-	}
-	if e.ID != "" && tp.ID != e.ID {
-		return refuse(CodeConflict, "topic %q is incarnation %q, not %q", e.Name, tp.ID, e.ID), nil
-	}
-	if tp.IsRemoteStub() {
-		return refuse(CodeRefused, "topic %q is a remote child's stub and takes no redrive", e.Name), nil
+	tp, refusal, ok, err := policyTopic(t, e.Name, e.ID, "redrive")
+	if !ok {
+		return refusal, err
 	}
 	cur := tp.Redrive
 	switch {
