@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
 )
@@ -99,7 +100,7 @@ type ProbeResult struct {
 func ProbeForCluster(ctx context.Context, cfg ProbeConfig) ProbeResult {
 	wait := cfg.Wait
 	if wait == nil {
-		wait = sleep
+		wait = ctxwait.SleepErr
 	}
 	for round := 1; round <= probeRounds; round++ {
 		if round > 1 && wait(ctx, probeRoundPause) != nil {
@@ -208,16 +209,4 @@ func classifyProbe(a ports.JoinAdmission, err error) ProbeResult {
 		return ProbeResult{Answer: "412 no cluster"}
 	}
 	return ProbeResult{Answer: fmt.Sprintf("no answer: %v", err)}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain/meta"
 )
 
@@ -112,7 +113,7 @@ func (f *flipper) run(ctx context.Context) error {
 				slog.Int("partition", int(w.mv.Partition)), slog.String("owner", read.Owner), slog.String("target", read.Target))
 			return errFlipTakenOff
 		}
-		if err := sleep(ctx, flipReadInterval); err != nil {
+		if err := ctxwait.SleepErr(ctx, flipReadInterval); err != nil {
 			return err
 		}
 	}

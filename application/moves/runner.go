@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -116,7 +117,7 @@ func (r *Runner) Run(ctx context.Context) {
 	defer r.wg.Wait()
 	for {
 		r.Tick(ctx)
-		if sleep(ctx, runnerTickInterval) != nil {
+		if ctxwait.SleepErr(ctx, runnerTickInterval) != nil {
 			return
 		}
 	}
@@ -211,7 +212,7 @@ func (r *Runner) drive(ctx context.Context, mv meta.Move) {
 		}
 		log.Log(ctx, level, "partition move attempt failed; retrying", slog.Int("attempt", attempt), slog.Any("error", err))
 		prog.failed(attempt, err, blocked)
-		if sleep(ctx, retryBackoff) != nil {
+		if ctxwait.SleepErr(ctx, retryBackoff) != nil {
 			return
 		}
 	}

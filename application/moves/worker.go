@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -195,7 +196,7 @@ func (w *worker) precopy(ctx context.Context) error {
 			}
 		}
 		prev = copied
-		if err := sleep(ctx, passInterval); err != nil {
+		if err := ctxwait.SleepErr(ctx, passInterval); err != nil {
 			return err
 		}
 	}
@@ -267,15 +268,4 @@ func cmpErr(old, err error) error {
 		return old
 	}
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -99,7 +100,7 @@ func (p *Purger) Run(ctx context.Context) error {
 			continue // subscribe again at once; the rescan covers the gap
 		}
 		p.log.Warn("purge watch failed; watching again", slog.Any("error", err))
-		if !wait(ctx, purgeResubscribeDelay) {
+		if !ctxwait.Sleep(ctx, purgeResubscribeDelay) {
 			return nil
 		}
 	}
@@ -245,16 +246,4 @@ func (p *Purger) reseed() error {
 	}
 	p.names = names
 	return nil
-}
-
-// wait pauses for d unless ctx ends first (false).
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

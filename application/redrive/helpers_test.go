@@ -145,6 +145,15 @@ func letter(origin string, i int) []byte {
 		Key: fmt.Appendf(nil, "k%d", i), Payload: fmt.Appendf(nil, `{"n":%d}`, i)})
 }
 
+// letters are the dead letters of messages 0..n-1 of origin.
+func letters(origin string, n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = letter(origin, i)
+	}
+	return out
+}
+
 // want is what produce of message i of letter should have carried.
 func want(i int) string {
 	return fmt.Sprintf("%q=%q", fmt.Sprintf("k%d", i), fmt.Sprintf(`{"n":%d}`, i))

@@ -1,7 +1,6 @@
 package redrive_test
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -58,11 +57,7 @@ func TestJobMovesEveryLetterToItsOrigin(t *testing.T) {
 // cap stops it after exactly that many, leaving the rest unacked.
 func TestJobTargetAndCap(t *testing.T) {
 	t.Parallel()
-	var payloads [][]byte
-	for i := range 30 {
-		payloads = append(payloads, letter("jobs", i))
-	}
-	f := newFixture(t, newSource(payloads...), fake.NewClock(epoch))
+	f := newFixture(t, newSource(letters("jobs", 30)...), fake.NewClock(epoch))
 	f.start(t, meta.Redrive{To: "retry", MaxMessages: 12})
 	f.run(t)
 	j := f.waitEnded(t)
@@ -226,10 +221,7 @@ func TestJobRunsOnTheLeaderAndResumes(t *testing.T) {
 // end is never written over the cancel.
 func TestJobStopsOnCancel(t *testing.T) {
 	t.Parallel()
-	src := newSource()
-	for i := range 1000 {
-		src.payloads = append(src.payloads, letter("jobs", i))
-	}
+	src := newSource(letters("jobs", 1000)...)
 	f := newFixture(t, src, fake.NewClock(epoch))
 	cancelled := make(chan struct{})
 	var once bool
@@ -267,7 +259,6 @@ func TestJobStopsOnCancel(t *testing.T) {
 func TestJobEndsWithItsTopic(t *testing.T) {
 	t.Parallel()
 	src := newSource(letter("jobs", 0))
-	src.failNext = errors.Join(domain.ErrTopicNotFound)
 	f := newFixture(t, src, fake.NewClock(epoch))
 	f.start(t, meta.Redrive{RatePerSec: 0})
 	f.propose(t, &meta.DeleteTopicIf{Name: dlq, ID: f.topicID})
@@ -282,11 +273,7 @@ func TestJobEndsWithItsTopic(t *testing.T) {
 // bucket of 5 take at least 0.5 s.
 func TestJobKeepsItsRate(t *testing.T) {
 	t.Parallel()
-	var payloads [][]byte
-	for i := range 30 {
-		payloads = append(payloads, letter("jobs", i))
-	}
-	f := newFixture(t, newSource(payloads...), systemClock{})
+	f := newFixture(t, newSource(letters("jobs", 30)...), systemClock{})
 	f.start(t, meta.Redrive{RatePerSec: 50})
 	start := time.Now()
 	f.run(t)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
 	"github.com/narad/narad/domain/meta"
@@ -82,7 +83,7 @@ func (w *worker) run() {
 			return
 		}
 		w.r.d.Log.Warn("redrive: could not write the job's end; trying again", slog.String("topic", w.dlt), slog.String("error", err.Error()))
-		sleep(ctx, w.r.tuned.retry)
+		ctxwait.Sleep(ctx, w.r.tuned.retry)
 	}
 }
 
@@ -112,7 +113,7 @@ func (w *worker) takeUp(ctx context.Context) bool {
 // unless leases of a former worker may still hold letters.
 func (w *worker) empty(ctx context.Context) (state string, ended bool) {
 	if w.r.d.Clock.Now().Before(w.quietUntil) {
-		sleep(ctx, w.r.tuned.retry)
+		ctxwait.Sleep(ctx, w.r.tuned.retry)
 		return "", false
 	}
 	return deadletter.RedriveDone, true
@@ -131,7 +132,7 @@ func (w *worker) loop(ctx context.Context) (state, failure string) {
 		if n == 0 {
 			return deadletter.RedriveDone, ""
 		}
-		if !sleep(ctx, w.pace.Wait(n, w.r.d.Clock.Now())) {
+		if !ctxwait.Sleep(ctx, w.pace.Wait(n, w.r.d.Clock.Now())) {
 			return "", ""
 		}
 		ds, err := w.r.d.Source.Lease(ctx, w.dlt, n, w.r.tuned.wait)
@@ -174,7 +175,7 @@ func (w *worker) transient(ctx context.Context, what string, err error) {
 	}
 	w.job.Error = deadletter.TrimError(fmt.Sprintf("%s: %v", what, err))
 	w.r.d.Log.Warn("redrive: "+what+" failed; trying again", slog.String("topic", w.dlt), slog.String("error", err.Error()))
-	sleep(ctx, w.r.tuned.retry)
+	ctxwait.Sleep(ctx, w.r.tuned.retry)
 }
 
 // errJobGone: the job was cancelled, replaced or its topic deleted.
@@ -208,20 +209,5 @@ func (w *worker) save(ctx context.Context) error {
 		return errJobGone
 	default:
 		return fmt.Errorf("redrive: save job %s: %w", w.job.ID, applied.Result.Err())
-	}
-}
-
-// sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

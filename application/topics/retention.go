@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/narad/narad/application/ctxwait"
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
@@ -44,7 +45,7 @@ func (r *RetentionSync) Run(ctx context.Context) error {
 		case errors.Is(err, meta.ErrStopped):
 			return err
 		case err != nil:
-			if !sleepCtx(ctx, retentionRetryDelay) {
+			if !ctxwait.Sleep(ctx, retentionRetryDelay) {
 				return nil
 			}
 		}
@@ -126,16 +127,4 @@ func (r *RetentionSync) syncAll() error {
 
 func (r *RetentionSync) set(t meta.Topic) {
 	r.logs.SetRetention(t.Name, domain.TopicID(t.ID), time.Duration(t.RetentionMs)*time.Millisecond)
-}
-
-// sleepCtx waits d or until ctx ends; false when ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
