@@ -25,32 +25,7 @@ func TestRedriveJobResumesAfterTheLeaderDies(t *testing.T) {
 	nodes := startCluster(t, 3)
 	c1, c2, c3 := client(t, nodes[0]), client(t, nodes[1]), client(t, nodes[2])
 	ctx := context.Background()
-	if _, err := c1.CreateTopic(ctx, httpclient.TopicSpec{Name: "jobs-dlq", Partitions: 3, VisibilityTimeoutMs: 5000}); err != nil {
-		t.Fatal(err)
-	}
-	spec := httpclient.TopicSpec{Name: "jobs", Partitions: 3, DeadLetter: &httpclient.DeadLetter{Topic: "jobs-dlq", MaxReceiveCount: 1}}
-	if _, err := c1.CreateTopic(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	waitPlaced(t, c1, "jobs")
-	waitPlaced(t, c1, "jobs-dlq")
-	var msgs []httpclient.BatchMessage
-	var want []string
-	for i := range total {
-		m := httpclient.BatchMessage{Key: fmt.Appendf(nil, "key-%03d", i), Payload: fmt.Appendf(nil, `{"job":%d}`, i)}
-		if i%7 == 0 { // binary, key and payload
-			m.Key, m.Payload = []byte{0xff, byte(i), 0x00}, []byte{0x00, 0xfe, byte(i), byte(i >> 8), 0x80}
-		}
-		msgs = append(msgs, m)
-		want = append(want, fmt.Sprintf("%q=%q", m.Key, m.Payload))
-	}
-	if _, err := c1.ProduceBatch(ctx, "jobs", msgs); err != nil {
-		t.Fatal(err)
-	}
-	if got := drainTopic(t, c3, "jobs", total, httpclient.OpNack); len(got) != total {
-		t.Fatalf("received %d of %d", len(got), total)
-	}
-	waitDeadLetters(t, c1, total)
+	want := deadLettered(t, c1, c3, total, 5000)
 
 	r := rate
 	start := time.Now()

@@ -23,35 +23,7 @@ func TestRedriveDeadLettersBackToTheirOrigin(t *testing.T) {
 	nodes := startCluster(t, 3)
 	c1, c3 := client(t, nodes[0]), client(t, nodes[2])
 	ctx := context.Background()
-	if _, err := c1.CreateTopic(ctx, httpclient.TopicSpec{Name: "jobs-dlq", Partitions: 3}); err != nil {
-		t.Fatal(err)
-	}
-	spec := httpclient.TopicSpec{Name: "jobs", Partitions: 3,
-		DeadLetter: &httpclient.DeadLetter{Topic: "jobs-dlq", MaxReceiveCount: 1}}
-	if _, err := c1.CreateTopic(ctx, spec); err != nil {
-		t.Fatal(err)
-	}
-	waitPlaced(t, c1, "jobs")
-	waitPlaced(t, c1, "jobs-dlq")
-	var msgs []httpclient.BatchMessage
-	var want []string
-	for i := range total {
-		m := httpclient.BatchMessage{Key: fmt.Appendf(nil, "key-%02d", i), Payload: fmt.Appendf(nil, `{"job":%d}`, i)}
-		if i%4 == 0 { // binary, key and payload
-			m.Key, m.Payload = []byte{0xff, byte(i), 0x00}, []byte{0x00, 0xfe, byte(i), 0x80}
-		}
-		msgs = append(msgs, m)
-		want = append(want, fmt.Sprintf("%q=%q", m.Key, m.Payload))
-	}
-	if _, err := c1.ProduceBatch(ctx, "jobs", msgs); err != nil {
-		t.Fatal(err)
-	}
-	// Each message is received once and nacked: its next delivery attempt
-	// moves it to jobs-dlq.
-	if got := drainTopic(t, c3, "jobs", total, httpclient.OpNack); len(got) != total {
-		t.Fatalf("received %d of %d", len(got), total)
-	}
-	waitDeadLetters(t, c1, total)
+	want := deadLettered(t, c1, c3, total, 0)
 
 	start := time.Now()
 	cmd := exec.Command(naradBin, "redrive", "jobs-dlq", "--rate", "10", "--wait", "500ms", "-s", nodes[1].url)
@@ -157,4 +129,44 @@ func cliEnv(t *testing.T) []string {
 		}
 	}
 	return append(env, "NARAD_CONFIG_DIR="+t.TempDir())
+}
+
+// deadLettered creates jobs-dlq (its visibility timeout dlqVisibilityMs, 0
+// for the default) and jobs, whose messages go to jobs-dlq after one
+// receive; produces total messages to jobs through c, every fourth one a
+// binary key and payload; receives and nacks each once through via, and
+// waits until jobs-dlq holds them all. It returns their key=payload lines.
+func deadLettered(t *testing.T, c, via *httpclient.Client, total int, dlqVisibilityMs int64) []string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreateTopic(ctx, httpclient.TopicSpec{Name: "jobs-dlq", Partitions: 3, VisibilityTimeoutMs: dlqVisibilityMs}); err != nil {
+		t.Fatal(err)
+	}
+	spec := httpclient.TopicSpec{Name: "jobs", Partitions: 3,
+		DeadLetter: &httpclient.DeadLetter{Topic: "jobs-dlq", MaxReceiveCount: 1}}
+	if _, err := c.CreateTopic(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	waitPlaced(t, c, "jobs")
+	waitPlaced(t, c, "jobs-dlq")
+	var msgs []httpclient.BatchMessage
+	var want []string
+	for i := range total {
+		m := httpclient.BatchMessage{Key: fmt.Appendf(nil, "key-%03d", i), Payload: fmt.Appendf(nil, `{"job":%d}`, i)}
+		if i%4 == 0 { // binary, key and payload
+			m.Key, m.Payload = []byte{0xff, byte(i), byte(i >> 8), 0x00}, []byte{0x00, 0xfe, byte(i), byte(i >> 8), 0x80}
+		}
+		msgs = append(msgs, m)
+		want = append(want, fmt.Sprintf("%q=%q", m.Key, m.Payload))
+	}
+	if _, err := c.ProduceBatch(ctx, "jobs", msgs); err != nil {
+		t.Fatal(err)
+	}
+	// Each message is received once and nacked: its next delivery attempt
+	// moves it to jobs-dlq.
+	if got := drainTopic(t, via, "jobs", total, httpclient.OpNack); len(got) != total {
+		t.Fatalf("received %d of %d", len(got), total)
+	}
+	waitDeadLetters(t, c, int64(total))
+	return want
 }
