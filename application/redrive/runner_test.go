@@ -1,6 +1,7 @@
 package redrive_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -217,41 +218,63 @@ func TestJobRunsOnTheLeaderAndResumes(t *testing.T) {
 	}
 }
 
-// ensure that a cancel stops a running job: it moves nothing more and its
-// end is never written over the cancel.
-func TestJobStopsOnCancel(t *testing.T) {
+// ensure that a cancel, or the dead-letter topic's delete, stops a running
+// job: it moves nothing more, and its end is never written over the
+// cancel.
+func TestJobStopsWhenCancelledOrDeleted(t *testing.T) {
 	t.Parallel()
-	src := newSource(letters("jobs", 1000)...)
-	f := newFixture(t, src, fake.NewClock(epoch))
-	cancelled := make(chan struct{})
-	var once bool
-	j := f.start(t, meta.Redrive{RatePerSec: 0})
-	src.onLease = func() {
-		if !once && len(f.sink.produced("jobs")) >= 100 {
-			once = true
-			c := j
-			c.State, c.Moved = deadletter.RedriveCancelled, 100
-			f.propose(t, &meta.SetTopicRedrive{Name: dlq, ID: f.topicID, Job: j.ID, Redrive: c})
-			close(cancelled)
-		}
+	for _, how := range []string{"cancel", "delete"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			src := newSource(letters("jobs", 1000)...)
+			f := newFixture(t, src, fake.NewClock(epoch))
+			j := f.start(t, meta.Redrive{RatePerSec: 0})
+			var ev meta.Event = &meta.DeleteTopicIf{Name: dlq, ID: f.topicID}
+			if how == "cancel" {
+				c := j
+				c.State, c.Moved = deadletter.RedriveCancelled, 100
+				ev = &meta.SetTopicRedrive{Name: dlq, ID: f.topicID, Job: j.ID, Redrive: c}
+			}
+			stopped := make(chan meta.Result, 1)
+			src.onLease = func() {
+				if len(f.sink.produced("jobs")) >= 100 {
+					applied, err := f.store.Propose(context.Background(), meta.Envelope{Actor: "test", AtMs: 1, Event: ev})
+					if err != nil {
+						applied.Result = meta.Result{Code: meta.CodeRefused, Detail: err.Error()}
+					}
+					stopped <- applied.Result
+					src.onLease = nil
+				}
+			}
+			f.run(t)
+			if res := <-stopped; res.Code != meta.CodeOK {
+				t.Fatalf("%s: %+v", how, res)
+			}
+			waitQuiet(t, f.sink)
+			if n := len(f.sink.produced("jobs")); n >= 1000 {
+				t.Fatalf("moved %d after the %s", n, how)
+			}
+			if how == "cancel" {
+				if got := f.job(t); got.State != deadletter.RedriveCancelled || got.Moved != 100 {
+					t.Fatalf("job %+v, want the cancel kept", got)
+				}
+			}
+		})
 	}
-	f.run(t)
-	<-cancelled
+}
+
+// waitQuiet polls until s has produced nothing new for a while.
+func waitQuiet(t *testing.T, s *sink) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for n := len(f.sink.produced("jobs")); ; n = len(f.sink.produced("jobs")) {
+	for n := len(s.produced("jobs")); ; n = len(s.produced("jobs")) {
 		time.Sleep(30 * time.Millisecond)
-		if len(f.sink.produced("jobs")) == n {
-			break
+		if len(s.produced("jobs")) == n {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the job kept moving after its cancel")
+			t.Fatal("the job kept moving")
 		}
-	}
-	if got := f.job(t); got.State != deadletter.RedriveCancelled || got.Moved != 100 {
-		t.Fatalf("job %+v, want the cancel kept", got)
-	}
-	if n := len(f.sink.produced("jobs")); n >= 1000 {
-		t.Fatalf("moved %d after the cancel", n)
 	}
 }
 

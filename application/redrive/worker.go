@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/narad/narad/application/ctxwait"
-	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
 	"github.com/narad/narad/domain/meta"
 )
@@ -137,10 +136,8 @@ func (w *worker) loop(ctx context.Context) (state, failure string) {
 		}
 		ds, err := w.r.d.Source.Lease(ctx, w.dlt, n, w.r.tuned.wait)
 		switch {
-		case errors.Is(err, domain.ErrTopicNotFound):
-			return "", "" // the topic went, and its job with it
 		case err != nil:
-			w.transient(ctx, "consume", err)
+			w.transient(ctx, "consume", err) // a topic gone ends the job at the next look
 			continue
 		case len(ds) == 0:
 			if state, ended := w.empty(ctx); ended {
