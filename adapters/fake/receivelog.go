@@ -26,6 +26,9 @@ type ReceiveLog struct {
 	failNext error
 	// SizeOverride, when > 0, is what Size answers, to drive compaction.
 	SizeOverride int64
+	// OnLoad, when set, runs at each Load before it answers (set it before
+	// the service runs).
+	OnLoad func(ref domain.PartitionRef)
 }
 
 // NewReceiveLog returns an empty ReceiveLog.
@@ -35,6 +38,9 @@ func NewReceiveLog() *ReceiveLog {
 
 // Load implements ports.ReceiveLog.
 func (f *ReceiveLog) Load(ref domain.PartitionRef) ([]deadletter.Record, error) {
+	if f.OnLoad != nil {
+		f.OnLoad(ref)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.recs[ref]), nil

@@ -43,7 +43,12 @@ func (s *Service) maxReceivesOf(t meta.Topic) uint32 {
 // delivery would exceed the topic's maximum to the dead-letter topic. It
 // answers the deliveries to hand out and how many were diverted. When the
 // count cannot be persisted every delivery is given back unread and the
-// error returned.
+// error returned. When a move's freeze began after they were reserved,
+// every delivery is given back uncounted: a count appended now could land
+// after the listing the move copies, and the partition's new owner would
+// count one receive short. The source's handoff sees the reservations in
+// flight until then and lists again once they are gone (internals.md §11.3
+// step 3).
 func (s *Service) countReceives(ctx context.Context, t meta.Topic, p int32, ds []domain.Delivery) ([]domain.Delivery, int, error) {
 	sh := s.existing(refOf(t, p))
 	if sh == nil {
@@ -56,6 +61,10 @@ func (s *Service) countReceives(ctx context.Context, t meta.Topic, p int32, ds [
 	if err := s.loadReceives(sh); err != nil {
 		s.release(ds, "")
 		return nil, 0, err
+	}
+	if b, err := s.logs.Bounds(sh.ref); err == nil && b.Frozen {
+		s.release(ds, "")
+		return nil, 0, nil
 	}
 	maxReceives := t.DeadLetter.MaxReceiveCount
 	steps := make([]deadletter.Step, len(ds))

@@ -250,3 +250,31 @@ func TestReceiveLogCompactsToUnsettledOffsets(t *testing.T) {
 		t.Fatalf("%d compactions, want 1 until the log doubles", compacts)
 	}
 }
+
+// ensure that a reservation a move's freeze overtook before its receive was
+// counted is given back uncounted and unread, so no count lands after the
+// listing the move copies, and that it is delivered, counted once, when the
+// freeze ends (internals.md §11.3 step 3).
+func TestFreezeBetweenReserveAndCountGivesTheLeaseBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	tp := e.createTopic("orders", 1, nil, nil)
+	e.setDeadLetter(tp, "orders-dlq", 3)
+	e.produce(tp, 0, "0")
+	ref := domain.PartitionRef{Topic: "orders", TopicID: domain.TopicID(tp.ID), Partition: 0}
+	e.receives.OnLoad = func(r domain.PartitionRef) { e.logs.SetFrozen(r, true) } // after the reservation's check
+	e.none("orders", 0)
+	if recs, _ := e.receives.Load(ref); len(recs) != 0 {
+		t.Fatalf("counted under the freeze: %+v", recs)
+	}
+	if n := e.svc.InFlight(ref); n != 0 {
+		t.Fatalf("in flight %d under the freeze, want 0 (the lease given back)", n)
+	}
+	e.logs.SetFrozen(ref, false)
+	if d := e.one("orders", 0); d.Record.Offset != 0 {
+		t.Fatalf("after the freeze: offset %d", d.Record.Offset)
+	}
+	if recs, _ := e.receives.Load(ref); len(recs) != 1 || recs[0].Count != 1 {
+		t.Fatalf("receive records after the freeze %+v, want one count of 1", recs)
+	}
+}
