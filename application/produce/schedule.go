@@ -28,7 +28,7 @@ func CheckSchedule(m Message) error {
 // scheduled reports whether m carries a schedule.
 func scheduled(m Message) bool { return m.DelayMs != nil || m.DeliverAtMs != nil }
 
-// deliverAt resolves m's schedule (checked by checkSchedule) at nowMs: 0
+// deliverAt resolves m's schedule (checked by CheckSchedule) at nowMs: 0
 // for a message delivered at once (no schedule, or a time not after now),
 // else the unix ms before which it must not be delivered. A time beyond the
 // topic's retention (or beyond DeliverAtMaxMs on a topic that keeps

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
@@ -35,8 +34,7 @@ func resolveDeadLetter(origin string, r DeadLetterRequest) (meta.DeadLetter, err
 		p.MaxReceiveCount = uint32(n) // a negative count or one past uint32 stays 0: out of bounds
 	}
 	if err := p.Validate(origin); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "domain: ")
-		return meta.DeadLetter{}, domain.Refuse(domain.ErrInvalidArgument, strings.TrimSuffix(msg, ": "+domain.ErrInvalidTopicName.Error()))
+		return meta.DeadLetter{}, invalidArg("%s", deadletter.Rule(err))
 	}
 	return meta.DeadLetter{Topic: p.Topic, MaxReceiveCount: p.MaxReceiveCount}, nil
 }

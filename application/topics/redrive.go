@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/access"
@@ -40,10 +39,10 @@ func (r RedriveRequest) job(id string, nowMs int64) (meta.Redrive, error) {
 		j.To = *r.To
 	}
 	if r.RatePerSec != nil {
-		if n := *r.RatePerSec; n < 0 || n > deadletter.RedriveRatePerSecMax {
-			return j, invalidArg("rate_per_sec must be from 0 to %d", deadletter.RedriveRatePerSecMax)
+		j.RatePerSec = deadletter.RedriveRatePerSecMax + 1 // out of bounds unless n is within them
+		if n := *r.RatePerSec; n >= 0 && n <= deadletter.RedriveRatePerSecMax {
+			j.RatePerSec = uint32(n)
 		}
-		j.RatePerSec = uint32(*r.RatePerSec)
 	}
 	if r.MaxMessages != nil {
 		if *r.MaxMessages < 0 {
@@ -52,8 +51,7 @@ func (r RedriveRequest) job(id string, nowMs int64) (meta.Redrive, error) {
 		j.MaxMessages = uint64(*r.MaxMessages)
 	}
 	if err := j.Validate(r.Name); err != nil {
-		msg := strings.TrimPrefix(err.Error(), domain.ErrInvalidArgument.Error()+": ")
-		return j, invalidArg("%s", strings.TrimSuffix(msg, ": "+domain.ErrInvalidTopicName.Error()))
+		return j, invalidArg("%s", deadletter.Rule(err))
 	}
 	return j, nil
 }

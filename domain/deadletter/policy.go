@@ -2,6 +2,7 @@ package deadletter
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/narad/narad/domain"
 )
@@ -34,4 +35,11 @@ func (p Policy) Validate(origin string) error {
 			domain.ErrInvalidArgument, MaxReceiveCountMin, MaxReceiveCountMax)
 	}
 	return nil
+}
+
+// Rule is the rule a Validate error (of a Policy or a Job) names, without
+// the sentinel errors it wraps: what a refused request or entry says.
+func Rule(err error) string {
+	msg := strings.TrimPrefix(err.Error(), domain.ErrInvalidArgument.Error()+": ")
+	return strings.TrimSuffix(msg, ": "+domain.ErrInvalidTopicName.Error())
 }

@@ -1,9 +1,6 @@
 package meta
 
 import (
-	"strings"
-
-	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
 )
 
@@ -40,8 +37,7 @@ func (d DeadLetter) Validate(origin string) error {
 	if err == nil {
 		return nil
 	}
-	msg := strings.TrimPrefix(err.Error(), domain.ErrInvalidArgument.Error()+": ")
-	return invalid("%s", strings.TrimSuffix(msg, ": "+domain.ErrInvalidTopicName.Error()))
+	return invalid("%s", deadletter.Rule(err))
 }
 
 // Policy is d as the dead-letter rules take it.

@@ -1,9 +1,6 @@
 package meta
 
 import (
-	"strings"
-
-	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/deadletter"
 )
 
@@ -36,8 +33,7 @@ func (e *SetTopicRedrive) Validate() error {
 		return err
 	}
 	if err := e.Redrive.Validate(e.Name); err != nil {
-		msg := strings.TrimPrefix(err.Error(), domain.ErrInvalidArgument.Error()+": ")
-		return invalid("%s", strings.TrimSuffix(msg, ": "+domain.ErrInvalidTopicName.Error()))
+		return invalid("%s", deadletter.Rule(err))
 	}
 	r := e.Redrive
 	switch {
