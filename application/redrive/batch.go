@@ -57,7 +57,7 @@ func (w *worker) batch(ctx context.Context, ds []domain.Delivery) (fresh bool, f
 		if err == nil {
 			continue
 		}
-		if transient(err) || ctx.Err() != nil {
+		if retryable(err) || ctx.Err() != nil {
 			w.transient(ctx, "produce to "+target, err) // the rest comes back when its lease lapses
 			break
 		}
@@ -165,9 +165,9 @@ func (w *worker) ack(ctx context.Context, items []letter) {
 	}
 }
 
-// transient reports whether err is worth retrying: the cluster or a node
+// retryable reports whether err is worth retrying: the cluster or a node
 // cannot serve now, rather than the request being refused.
-func transient(err error) bool {
+func retryable(err error) bool {
 	for _, e := range []error{domain.ErrUnavailable, domain.ErrOwnerDown, domain.ErrOwnerNoAnswer, domain.ErrOwnerNotReached,
 		domain.ErrLogClosed, domain.ErrClosed, domain.ErrTooManyConsumes, domain.ErrWALFailed, domain.ErrDraining,
 		domain.ErrRateLimited, domain.ErrNotOwner, context.DeadlineExceeded, context.Canceled} {

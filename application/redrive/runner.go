@@ -1,6 +1,7 @@
 package redrive
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"sync"
@@ -44,16 +45,9 @@ type Option func(*tuning)
 // keeps the default).
 func Intervals(scan, save, wait, retry time.Duration) Option {
 	return func(t *tuning) {
-		t.scan, t.save = cmpOr(scan, t.scan), cmpOr(save, t.save)
-		t.wait, t.retry = cmpOr(wait, t.wait), cmpOr(retry, t.retry)
+		t.scan, t.save = cmp.Or(scan, t.scan), cmp.Or(save, t.save)
+		t.wait, t.retry = cmp.Or(wait, t.wait), cmp.Or(retry, t.retry)
 	}
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // New returns a Runner; it panics on a missing dependency.
@@ -69,6 +63,9 @@ func New(d Deps, opts ...Option) *Runner {
 	return r
 }
 
+// jobViews are the views the jobs live in: the topics.
+var jobViews = meta.Views(0).With(meta.ViewTopics)
+
 // Run reconciles workers with the jobs every scan interval until ctx ends,
 // then stops every worker and waits for them.
 func (r *Runner) Run(ctx context.Context) {
@@ -79,7 +76,7 @@ func (r *Runner) Run(ctx context.Context) {
 	wasLeader := false
 	for {
 		leader := r.d.Store.IsLeader()
-		if v := r.d.Store.Versions(); leader != wasLeader || v.Moved(seen, meta.Views(1<<meta.ViewTopics)) || r.anyEnded() {
+		if v := r.d.Store.Versions(); leader != wasLeader || v.Moved(seen, jobViews) || r.anyEnded() {
 			seen, wasLeader = v, leader
 			r.reconcile(ctx, leader)
 		}
@@ -119,8 +116,7 @@ func (r *Runner) reconcile(ctx context.Context, leader bool) {
 		delete(r.workers, name)
 	}
 	for name, t := range want {
-		w := newWorker(r, t)
-		w.ctx, w.cancel = context.WithCancel(ctx)
+		w := newWorker(ctx, r, t)
 		r.workers[name] = w
 		r.wg.Go(w.run)
 	}

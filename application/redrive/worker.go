@@ -40,21 +40,21 @@ type worker struct {
 	done   atomic.Bool
 }
 
-func newWorker(r *Runner, t meta.Topic) *worker {
+// newWorker returns the worker of t's running job, stopped when parent
+// ends or stop is called.
+func newWorker(parent context.Context, r *Runner, t meta.Topic) *worker {
 	now := r.d.Clock.Now()
-	return &worker{r: r, dlt: t.Name, topicID: t.ID, job: *t.Redrive, pace: deadletter.NewPace(t.Redrive.RatePerSec, now),
+	w := &worker{r: r, dlt: t.Name, topicID: t.ID, job: *t.Redrive, pace: deadletter.NewPace(t.Redrive.RatePerSec, now),
 		visibility: time.Duration(t.VisibilityTimeoutMs) * time.Millisecond,
 		saved:      now, skipped: map[pos]bool{}, unacked: map[pos]bool{}, refused: map[string]error{}}
+	w.ctx, w.cancel = context.WithCancel(parent)
+	return w
 }
 
 func (w *worker) ended() bool { return w.done.Load() }
 
 // stop cancels the worker; Runner.wg waits for it.
-func (w *worker) stop() {
-	if w.cancel != nil {
-		w.cancel()
-	}
-}
+func (w *worker) stop() { w.cancel() }
 
 // run moves letters until the job ends, then writes its end. A worker
 // stopped by the runner (cancel, another leader) writes nothing more.
@@ -108,14 +108,14 @@ func (w *worker) takeUp(ctx context.Context) bool {
 	return false
 }
 
-// empty is what an empty (or all-seen) consume means: the job is done,
-// unless leases of a former worker may still hold letters.
-func (w *worker) empty(ctx context.Context) (state string, ended bool) {
+// mayEnd says whether a consume that brought nothing new ends the job: not
+// while leases of a former worker may still hold letters (it pauses then).
+func (w *worker) mayEnd(ctx context.Context) bool {
 	if w.r.d.Clock.Now().Before(w.quietUntil) {
 		ctxwait.Sleep(ctx, w.r.tuned.retry)
-		return "", false
+		return false
 	}
-	return deadletter.RedriveDone, true
+	return true
 }
 
 // loop moves letters until the dead-letter topic brings nothing new, the
@@ -135,24 +135,17 @@ func (w *worker) loop(ctx context.Context) (state, failure string) {
 			return "", ""
 		}
 		ds, err := w.r.d.Source.Lease(ctx, w.dlt, n, w.r.tuned.wait)
-		switch {
-		case err != nil:
+		if err != nil {
 			w.transient(ctx, "consume", err) // a topic gone ends the job at the next look
-			continue
-		case len(ds) == 0:
-			if state, ended := w.empty(ctx); ended {
-				return state, ""
-			}
 			continue
 		}
 		fresh, fatal := w.batch(ctx, ds)
-		if fatal != "" {
+		switch {
+		case fatal != "":
 			return deadletter.RedriveFailed, fatal
-		}
-		if !fresh {
-			if state, ended := w.empty(ctx); ended {
-				return state, ""
-			}
+		case !fresh && w.mayEnd(ctx):
+			return deadletter.RedriveDone, ""
+		case !fresh:
 			continue
 		}
 		if w.r.d.Clock.Now().Sub(w.saved) >= w.r.tuned.save {
