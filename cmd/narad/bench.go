@@ -242,37 +242,16 @@ func (b *bench) retry(ctx context.Context, fn func() error) error {
 	return err
 }
 
-// progress prints a status line about every e.progressEvery until stopped:
-// rewritten in place on a terminal, one line each otherwise.
+// progress prints a status line about every e.progressEvery until stopped
+// (showProgress).
 func (b *bench) progress() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(b.e.progressEvery)
-		defer t.Stop()
-		wrote := false
-		for {
-			select {
-			case <-done:
-				if wrote && b.e.stderrTTY {
-					fmt.Fprintln(b.e.stderr)
-				}
-				return
-			case <-t.C:
-				acc, failed, cons := b.led.counts()
-				secs := time.Since(b.start).Seconds()
-				line := fmt.Sprintf("bench %5.1fs: %d accepted (%.0f msg/s), %d failed", secs, acc, float64(acc)/secs, failed)
-				if b.cfg.consumers > 0 {
-					line += fmt.Sprintf(", %d consumed", cons)
-				}
-				if b.e.stderrTTY {
-					fmt.Fprintf(b.e.stderr, "\r%-78s", line)
-				} else {
-					fmt.Fprintln(b.e.stderr, line)
-				}
-				wrote = true
-			}
+	return showProgress(b.e, 78, func() string {
+		acc, failed, cons := b.led.counts()
+		secs := time.Since(b.start).Seconds()
+		line := fmt.Sprintf("bench %5.1fs: %d accepted (%.0f msg/s), %d failed", secs, acc, float64(acc)/secs, failed)
+		if b.cfg.consumers > 0 {
+			line += fmt.Sprintf(", %d consumed", cons)
 		}
+		return line
 	})
-	return func() { close(done); wg.Wait() }
 }

@@ -121,7 +121,7 @@ func redriveDest(to string) string {
 // standard error until it ends, then its outcome on standard output. An
 // interrupt stops following, not the job.
 func (r *jobRun) follow(j httpclient.Redrive) error {
-	line := &jobProgress{e: r.e}
+	line := &statusLine{e: r.e, width: 60}
 	for j.Running() {
 		if pause(r.e.ctx, r.e.progressEvery) != nil {
 			break
@@ -234,28 +234,4 @@ func rfc3339Ms(ms int64) string {
 		return ""
 	}
 	return time.UnixMilli(ms).UTC().Format(time.RFC3339)
-}
-
-// jobProgress prints progress lines on standard error: rewritten in place
-// on a terminal, one line each otherwise.
-type jobProgress struct {
-	e     *env
-	wrote bool
-}
-
-func (p *jobProgress) print(s string) {
-	if p.e.stderrTTY {
-		fmt.Fprintf(p.e.stderr, "\r%-60s", s)
-	} else {
-		fmt.Fprintln(p.e.stderr, s)
-	}
-	p.wrote = true
-}
-
-// end closes a line left open on a terminal.
-func (p *jobProgress) end() {
-	if p.wrote && p.e.stderrTTY {
-		fmt.Fprintln(p.e.stderr)
-	}
-	p.wrote = false
 }

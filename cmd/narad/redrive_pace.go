@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/narad/narad/domain/deadletter"
@@ -57,34 +56,11 @@ func (p *pacer) take(n int) {
 }
 
 // redriveProgress prints `redriven N (R/s), skipped M` on standard error
-// about every e.progressEvery until stopped: rewritten in place on a
-// terminal, one line each otherwise.
+// about every e.progressEvery until stopped (showProgress).
 func redriveProgress(e *env, counts func() (redriven, skipped int64)) (stop func()) {
-	done := make(chan struct{})
 	start := time.Now()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(e.progressEvery)
-		defer t.Stop()
-		wrote := false
-		for {
-			select {
-			case <-done:
-				if wrote && e.stderrTTY {
-					fmt.Fprintln(e.stderr)
-				}
-				return
-			case <-t.C:
-				n, skipped := counts()
-				line := fmt.Sprintf("redriven %d (%.0f/s), skipped %d", n, float64(n)/time.Since(start).Seconds(), skipped)
-				if e.stderrTTY {
-					fmt.Fprintf(e.stderr, "\r%-60s", line)
-				} else {
-					fmt.Fprintln(e.stderr, line)
-				}
-				wrote = true
-			}
-		}
+	return showProgress(e, 60, func() string {
+		n, skipped := counts()
+		return fmt.Sprintf("redriven %d (%.0f/s), skipped %d", n, float64(n)/time.Since(start).Seconds(), skipped)
 	})
-	return func() { close(done); wg.Wait() }
 }
