@@ -11,10 +11,21 @@ import (
 // BenchmarkReserveAck keeps 1,024 leases in flight on one partition and
 // measures one pinned reserve (with its read) plus one ack of the oldest
 // lease through the Service, on the fakes.
-func BenchmarkReserveAck(b *testing.B) {
+func BenchmarkReserveAck(b *testing.B) { benchReserveAck(b, false) }
+
+// BenchmarkReserveAckDeadLetter is BenchmarkReserveAck on a topic with a
+// dead-letter policy: each reserve also counts its receive (the fake log
+// answers at once, so this is the use case's own cost, freeze check
+// included).
+func BenchmarkReserveAckDeadLetter(b *testing.B) { benchReserveAck(b, true) }
+
+func benchReserveAck(b *testing.B, deadLetter bool) {
 	const inFlight = 1024
 	e := newEnv(b, consume.Options{})
 	tp := e.createTopic("bench", 1, nil, nil)
+	if deadLetter {
+		e.setDeadLetter(tp, "bench-dlq", 1000)
+	}
 	batch := make([]string, 1000)
 	for i := range batch {
 		batch[i] = `{"n":1}`
