@@ -341,3 +341,28 @@ func TestResumedJobWaitsForTheFormerLeadersLeases(t *testing.T) {
 		t.Fatalf("acked %v", got)
 	}
 }
+
+// ensure that a running job writes its counts as it goes, not only at its
+// end, so that a reader (and a new leader) sees its progress.
+func TestJobWritesItsProgressWhileRunning(t *testing.T) {
+	t.Parallel()
+	src := newSource(letters("jobs", 3000)...)
+	src.onLease = func() { time.Sleep(5 * time.Millisecond) } // a round takes a while: 30 rounds, saves every 20 ms
+	f := newFixture(t, src, systemClock{})
+	f.start(t, meta.Redrive{RatePerSec: 0})
+	f.run(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j := f.job(t)
+		if j.Running() && j.Moved > 0 {
+			break // progress written before the end
+		}
+		if !j.Running() || time.Now().After(deadline) {
+			t.Fatalf("no progress written while running: %+v", j)
+		}
+		time.Sleep(time.Millisecond) // polling the fake store, bounded by the deadline
+	}
+	if j := f.waitEnded(t); j.Moved != 3000 {
+		t.Fatalf("job %+v", j)
+	}
+}
