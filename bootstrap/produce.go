@@ -42,8 +42,9 @@ func produceRoutes(cfg config.Config, svc *produce.Service, m *telemetry.Metrics
 	})
 }
 
-func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics, drain *membership.SelfDrain) *produce.Service {
-	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m, Drain: drain})
+func newProduceService(s *metastore.Store, w ports.IngressWAL, v ports.SchemaValidator, c ports.Clock, m ports.Metrics,
+	drain *membership.SelfDrain, owned *produce.Committer) *produce.Service {
+	return produce.NewService(produce.ServiceDeps{Topics: s, WAL: w, Schemas: v, Clock: c, Metrics: m, Drain: drain, Owned: owned})
 }
 
 func newCommitter(s ports.MetadataStore, logs ports.PartitionLogs, sched ports.PartitionSchedule, l *leaderconfirm.Latch, c ports.Clock, m ports.Metrics, id NodeIdentity) *produce.Committer {

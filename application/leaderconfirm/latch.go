@@ -30,6 +30,11 @@ func NewLatch(fresh Freshness) *Latch {
 	return &Latch{fresh: fresh}
 }
 
+// IsSet reports whether the latch is set, without trying to set it: for a
+// path that falls back to another when it is not (a produce that commits
+// straight into a partition this node owns).
+func (l *Latch) IsSet() bool { return l.set.Load() }
+
 // Ready reports whether ownership decisions may be made, setting the latch
 // the first time the replica is caught up (and, on the leader, a barrier
 // passes). Callers treat false as transient: skip and retry.

@@ -28,9 +28,15 @@ type ServiceDeps struct {
 	// Drain says whether this node is being decommissioned; nil means
 	// never. A draining node refuses client produces (domain.ErrDraining).
 	Drain interface{ Draining() bool }
+	// Owned, when set, commits a single produce straight into its
+	// partition's log when this node owns the partition, instead of
+	// appending it to the WAL (internals.md §3.10); nil means always the
+	// WAL.
+	Owned *Committer
 }
 
-// Service accepts produces into the ingress WAL. Safe for concurrent use.
+// Service accepts produces into the ingress WAL, or a single produce for a
+// partition this node owns straight into its log. Safe for concurrent use.
 type Service struct {
 	topics   TopicReader
 	wal      ports.IngressAppender
@@ -38,6 +44,7 @@ type Service struct {
 	clock    ports.Clock
 	metrics  ports.Metrics
 	drain    interface{ Draining() bool }
+	owned    *Committer
 	inFlight atomic.Int64 // produces being accepted now (NodeStatus)
 	rotation *rotations
 	cache    *topicCache
@@ -58,7 +65,7 @@ func NewService(d ServiceDeps) *Service {
 		panic("produce: nil metrics")
 	}
 	return &Service{
-		topics: d.Topics, wal: d.WAL, schemas: d.Schemas, clock: d.Clock, metrics: d.Metrics, drain: d.Drain,
+		topics: d.Topics, wal: d.WAL, schemas: d.Schemas, clock: d.Clock, metrics: d.Metrics, drain: d.Drain, owned: d.Owned,
 		rotation: newRotations(), cache: newTopicCache(),
 	}
 }
@@ -76,7 +83,9 @@ type Request struct {
 }
 
 // Accept validates r against the local replica, picks its partition and
-// returns once the record is durable in the ingress WAL (the 202 line).
+// returns once the record is durable (the 202 line): committed to the
+// partition's log when this node owns it and the commit succeeds, else in
+// the ingress WAL.
 // Refusals: domain.ErrEmptyMessage, domain.ErrRecordTooLarge,
 // domain.ErrTopicNotFound, domain.ErrDelayedChildProduce, a remote child
 // stub (domain.ErrConflict), a schema refusal
@@ -112,10 +121,37 @@ func (s *Service) Accept(ctx context.Context, r Request) error {
 		turn = s.rotation.take(t.Name, 1, now)
 	}
 	rec.Partition = s.partition(t, msg, turn)
+	if done, err := s.commitOwned(ctx, t, rec); done {
+		return err
+	}
 	if _, err := s.wal.Append(ctx, rec); err != nil {
 		return fmt.Errorf("produce: append to %s: %w", t.Name, err)
 	}
 	return nil
+}
+
+// commitOwned commits rec straight into its partition when this node owns
+// it: one fsync of the partition log instead of one of the WAL and one of
+// the log, and no hand-off to the dispatcher. done is false when rec is
+// still to be appended to the WAL: the partition is not this node's, or
+// the commit was refused or failed (a failed commit leaves nothing behind,
+// so the WAL's copy is the only one). A caller that gave up meanwhile is
+// answered with its context's error instead, its record stored nowhere or
+// committed (a produce without an answer may be delivered).
+func (s *Service) commitOwned(ctx context.Context, t meta.Topic, rec domain.IngressRecord) (done bool, err error) {
+	if s.owned == nil {
+		return false, nil
+	}
+	owned, err := s.owned.commitOwned(ctx, t, rec)
+	switch {
+	case !owned:
+		return false, nil
+	case err == nil:
+		return true, nil
+	case ctx.Err() != nil:
+		return true, fmt.Errorf("produce: commit to %s/%d: %w", t.Name, rec.Partition, err)
+	}
+	return false, nil
 }
 
 // InFlight counts the produces, single or batch, being accepted now.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
 
@@ -90,7 +91,33 @@ func (c *Committer) CommitBatch(ctx context.Context, req ports.CommitRequest) (i
 	if err := checkOwner(c.store, c.self, ref); err != nil {
 		return 0, err
 	}
-	recs, later := c.stamp(req.Records)
+	return c.commit(ctx, ref, req.Records)
+}
+
+// commitOwned commits rec straight into its partition when this node owns
+// it (internals.md §3.10): owned is false, with nothing done, before the
+// ownership latch is set or when the partition's assignment names another
+// node or incarnation, and the caller appends rec to the ingress WAL. A
+// refusal or failure of the commit itself leaves nothing behind (G10), so
+// the caller may append rec to the WAL after it as well.
+func (c *Committer) commitOwned(ctx context.Context, t meta.Topic, rec domain.IngressRecord) (owned bool, err error) {
+	if !c.latch.IsSet() {
+		return false, nil
+	}
+	row, ok, err := c.store.Assignment(t.Name, rec.Partition)
+	if err != nil || !ok || row.Owner != c.self || !row.BelongsTo(t.ID) {
+		return false, nil
+	}
+	ref := domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: rec.Partition}
+	recs := []domain.Record{{Key: rec.Key, Payload: rec.Payload, DeliverAtMs: rec.DeliverAtMs}}
+	_, err = c.commit(ctx, ref, recs)
+	return true, err
+}
+
+// commit stamps recs, keeps the scheduled ones in ref's schedule and
+// commits the rest through the combiner; ownership was checked.
+func (c *Committer) commit(ctx context.Context, ref domain.PartitionRef, records []domain.Record) (int64, error) {
+	recs, later := c.stamp(records)
 	if err := c.schedule(ctx, ref, later); err != nil {
 		return 0, err
 	}

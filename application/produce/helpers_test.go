@@ -35,10 +35,11 @@ type env struct {
 	svc       *produce.Service
 	latch     *leaderconfirm.Latch
 	committer *recordingCommitter
+	owner     *produce.Committer // the committer under e.committer
 	running   *produce.Dispatcher // the dispatcher e.run started last
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ms := fake.NewMetaStore()
 	t.Cleanup(ms.Close)
@@ -54,12 +55,13 @@ func newEnv(t *testing.T) *env {
 	e.latch = leaderconfirm.NewLatch(e.store)
 	inner := produce.NewCommitter(produce.CommitterDeps{Store: e.store, Logs: e.logs, Schedule: e.sched, Latch: e.latch, Clock: e.clock, Metrics: e.metrics, Self: self})
 	e.committer = &recordingCommitter{inner: inner, clock: e.clock}
+	e.owner = inner
 	return e
 }
 
 func topicID(n int) string { return fmt.Sprintf("%016x", n) }
 
-func (e *env) propose(t *testing.T, ev meta.Event) {
+func (e *env) propose(t testing.TB, ev meta.Event) {
 	t.Helper()
 	got, err := e.store.Propose(context.Background(), meta.Envelope{Actor: "test", AtMs: 1, Event: ev})
 	if err != nil || !got.Result.OK() {
@@ -68,14 +70,14 @@ func (e *env) propose(t *testing.T, ev meta.Event) {
 }
 
 // createTopic creates name as incarnation n with the given partitions.
-func (e *env) createTopic(t *testing.T, name string, n int, partitions int32) domain.TopicID {
+func (e *env) createTopic(t testing.TB, name string, n int, partitions int32) domain.TopicID {
 	t.Helper()
 	e.propose(t, &meta.CreateTopic{Name: name, ID: topicID(n), Partitions: partitions, VisibilityTimeoutMs: 30_000})
 	return domain.TopicID(topicID(n))
 }
 
 // assign places every partition of name on owner.
-func (e *env) assign(t *testing.T, name, owner string, partitions ...int32) {
+func (e *env) assign(t testing.TB, name, owner string, partitions ...int32) {
 	t.Helper()
 	tp, ok, err := e.store.Topic(name)
 	if err != nil || !ok {
