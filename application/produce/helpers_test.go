@@ -35,7 +35,7 @@ type env struct {
 	svc       *produce.Service
 	latch     *leaderconfirm.Latch
 	committer *recordingCommitter
-	owner     *produce.Committer // the committer under e.committer
+	owner     *produce.Committer  // the committer under e.committer
 	running   *produce.Dispatcher // the dispatcher e.run started last
 }
 
