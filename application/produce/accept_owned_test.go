@@ -10,17 +10,33 @@ import (
 	"github.com/narad/narad/domain"
 )
 
-// ownedService is e's produce service with single produces to partitions
-// this node owns committed straight into their logs (internals.md §3.10).
-func (e *env) ownedService() *produce.Service {
-	return produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics, Owned: e.owner})
-}
-
-func (e *env) setLatch(t *testing.T) {
+// ownedEnv is an env whose topic "orders" (incarnation 1, partitions
+// partitions) is placed on owner, with the ownership latch set when latch
+// is, and a produce service that commits single produces to partitions this
+// node owns straight into their logs (internals.md §3.10).
+func ownedEnv(t testing.TB, owner string, partitions int32, latch bool) (*env, *produce.Service, domain.TopicID) {
 	t.Helper()
-	if !e.latch.Ready(context.Background()) {
+	e := newEnv(t)
+	id := e.createTopic(t, "orders", 1, partitions)
+	e.assign(t, "orders", owner)
+	if latch && !e.latch.Ready(context.Background()) {
 		t.Fatal("the ownership latch did not set")
 	}
+	svc := produce.NewService(produce.ServiceDeps{Topics: e.store, WAL: e.wal, Schemas: e.schemas, Clock: e.clock, Metrics: e.metrics, Owned: e.owner})
+	return e, svc, id
+}
+
+// stored checks how many records the WAL and partition p of "orders" hold.
+func (e *env) stored(t *testing.T, id domain.TopicID, p int32, wantWAL, wantLog int) []domain.Record {
+	t.Helper()
+	if got := e.walRecords(t); len(got) != wantWAL {
+		t.Fatalf("WAL holds %d records, want %d", len(got), wantWAL)
+	}
+	recs := e.records(t, "orders", id, p)
+	if len(recs) != wantLog {
+		t.Fatalf("partition %d holds %d records, want %d", p, len(recs), wantLog)
+	}
+	return recs
 }
 
 // Ensure that a single produce to a partition this node owns is committed
@@ -28,19 +44,12 @@ func (e *env) setLatch(t *testing.T) {
 // written to the WAL.
 func TestAcceptCommitsAnOwnedPartitionStraightIntoItsLog(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	id := e.createTopic(t, "orders", 1, 3)
-	e.assign(t, "orders", self)
-	e.setLatch(t)
-	svc := e.ownedService()
+	e, svc, id := ownedEnv(t, self, 3, true)
 	if err := svc.Accept(context.Background(), produce.Request{Topic: "orders", Key: []byte("k"), Payload: []byte("p1")}); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.walRecords(t); len(got) != 0 {
-		t.Fatalf("WAL holds %d records, want none", len(got))
-	}
-	recs := e.records(t, "orders", id, domain.KeyPartition([]byte("k"), 3))
-	if len(recs) != 1 || string(recs[0].Key) != "k" || string(recs[0].Payload) != "p1" || recs[0].CommittedAtMs != e.clock.Now().UnixMilli() {
+	recs := e.stored(t, id, domain.KeyPartition([]byte("k"), 3), 0, 1)
+	if string(recs[0].Key) != "k" || string(recs[0].Payload) != "p1" || recs[0].CommittedAtMs != e.clock.Now().UnixMilli() {
 		t.Fatalf("partition holds %+v, want the record committed now", recs)
 	}
 }
@@ -60,21 +69,11 @@ func TestAcceptAppendsToTheWALWhenThePartitionIsNotOwnedHere(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
-			id := e.createTopic(t, "orders", 1, 1)
-			e.assign(t, "orders", tc.owner)
-			if tc.latch {
-				e.setLatch(t)
-			}
-			if err := e.ownedService().Accept(context.Background(), produce.Request{Topic: "orders", Payload: []byte("p")}); err != nil {
+			e, svc, id := ownedEnv(t, tc.owner, 1, tc.latch)
+			if err := svc.Accept(context.Background(), produce.Request{Topic: "orders", Payload: []byte("p")}); err != nil {
 				t.Fatal(err)
 			}
-			if got := e.walRecords(t); len(got) != 1 {
-				t.Fatalf("WAL holds %d records, want 1", len(got))
-			}
-			if recs := e.records(t, "orders", id, 0); len(recs) != 0 {
-				t.Fatalf("partition holds %d records, want none", len(recs))
-			}
+			e.stored(t, id, 0, 1, 0)
 		})
 	}
 }
@@ -83,19 +82,14 @@ func TestAcceptAppendsToTheWALWhenThePartitionIsNotOwnedHere(t *testing.T) {
 // the WAL, once: the produce is accepted and the log holds nothing.
 func TestAcceptFallsBackToTheWALWhenTheOwnedCommitFails(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	id := e.createTopic(t, "orders", 1, 1)
-	e.assign(t, "orders", self)
-	e.setLatch(t)
+	e, svc, id := ownedEnv(t, self, 1, true)
 	e.logs.FailNextCommit(nil)
-	if err := e.ownedService().Accept(context.Background(), produce.Request{Topic: "orders", Payload: []byte("p")}); err != nil {
+	if err := svc.Accept(context.Background(), produce.Request{Topic: "orders", Payload: []byte("p")}); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.walRecords(t); len(got) != 1 || string(got[0].Record.Payload) != "p" {
-		t.Fatalf("WAL holds %+v, want the record once", got)
-	}
-	if recs := e.records(t, "orders", id, 0); len(recs) != 0 {
-		t.Fatalf("partition holds %d records, want none", len(recs))
+	e.stored(t, id, 0, 1, 0)
+	if got := e.walRecords(t); string(got[0].Record.Payload) != "p" {
+		t.Fatalf("WAL holds %+v, want the record", got)
 	}
 }
 
@@ -104,65 +98,40 @@ func TestAcceptFallsBackToTheWALWhenTheOwnedCommitFails(t *testing.T) {
 // accepted, no record in the log).
 func TestAcceptOfAGoneCallerStoresNothing(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	id := e.createTopic(t, "orders", 1, 1)
-	e.assign(t, "orders", self)
-	e.setLatch(t)
+	e, svc, id := ownedEnv(t, self, 1, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := e.ownedService().Accept(ctx, produce.Request{Topic: "orders", Payload: []byte("p")})
-	if !errors.Is(err, context.Canceled) {
+	if err := svc.Accept(ctx, produce.Request{Topic: "orders", Payload: []byte("p")}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Accept = %v, want context.Canceled", err)
 	}
-	if got := e.walRecords(t); len(got) != 0 {
-		t.Fatalf("WAL holds %d records, want none", len(got))
-	}
-	if recs := e.records(t, "orders", id, 0); len(recs) != 0 {
-		t.Fatalf("partition holds %d records, want none", len(recs))
-	}
+	e.stored(t, id, 0, 0, 0)
 }
 
 // Ensure that a delayed produce to an owned partition is kept in the
 // partition's schedule, not committed early and not written to the WAL.
 func TestAcceptSchedulesADelayedProduceToAnOwnedPartition(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	id := e.createTopic(t, "orders", 1, 1)
-	e.assign(t, "orders", self)
-	e.setLatch(t)
+	e, svc, id := ownedEnv(t, self, 1, true)
 	delay := int64(time.Minute / time.Millisecond)
-	if err := e.ownedService().Accept(context.Background(), produce.Request{Topic: "orders", Payload: []byte("later"), DelayMs: &delay}); err != nil {
+	if err := svc.Accept(context.Background(), produce.Request{Topic: "orders", Payload: []byte("later"), DelayMs: &delay}); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.walRecords(t); len(got) != 0 {
-		t.Fatalf("WAL holds %d records, want none", len(got))
-	}
-	if recs := e.records(t, "orders", id, 0); len(recs) != 0 {
-		t.Fatalf("partition holds %d records before the delay, want none", len(recs))
-	}
+	e.stored(t, id, 0, 0, 0)
 	if n := len(e.sched.Held(domain.PartitionRef{Topic: "orders", TopicID: id, Partition: 0})); n != 1 {
 		t.Fatalf("schedule holds %d records, want 1", n)
 	}
 }
 
 // BenchmarkAccept is one single keyless produce of 256 bytes over the
-// fakes: into the WAL (another node owns the partition), or committed
+// fakes: into the WAL (another node owns the partitions), or committed
 // straight into the owned partition's log. The fakes do no I/O, so this
 // is the use case's own CPU and allocations; what the owned path saves on
 // a node (a WAL fsync, a WAL read, a dispatcher hand-off) is in
 // docs/performance.md.
 func BenchmarkAccept(b *testing.B) {
-	for _, owner := range []string{"n2", self} {
-		name := "path=wal"
-		if owner == self {
-			name = "path=owned"
-		}
-		b.Run(name, func(b *testing.B) {
-			e := newEnv(b)
-			e.createTopic(b, "orders", 1, 6)
-			e.assign(b, "orders", owner)
-			e.latch.Ready(context.Background())
-			svc := e.ownedService()
+	for _, bc := range []struct{ name, owner string }{{"path=wal", "n2"}, {"path=owned", self}} {
+		b.Run(bc.name, func(b *testing.B) {
+			_, svc, _ := ownedEnv(b, bc.owner, 6, true)
 			req := produce.Request{Topic: "orders", Payload: make([]byte, 256)}
 			ctx := context.Background()
 			b.ReportAllocs()
