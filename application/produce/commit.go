@@ -104,11 +104,10 @@ func (c *Committer) commitOwned(ctx context.Context, t meta.Topic, rec domain.In
 	if !c.latch.IsSet() {
 		return false, nil
 	}
-	row, ok, err := c.store.Assignment(t.Name, rec.Partition)
-	if err != nil || !ok || row.Owner != c.self || !row.BelongsTo(t.ID) {
+	ref := domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: rec.Partition}
+	if mine, err := owns(c.store, c.self, ref); err != nil || !mine {
 		return false, nil
 	}
-	ref := domain.PartitionRef{Topic: t.Name, TopicID: domain.TopicID(t.ID), Partition: rec.Partition}
 	recs := []domain.Record{{Key: rec.Key, Payload: rec.Payload, DeliverAtMs: rec.DeliverAtMs}}
 	_, err = c.commit(ctx, ref, recs)
 	return true, err
@@ -153,14 +152,25 @@ func (c *Committer) liveRef(req ports.CommitRequest) (domain.PartitionRef, error
 // checkOwner refuses ref unless self owns its incarnation now: the
 // Committer before every commit, the Releaser before every release.
 func checkOwner(store Store, self string, ref domain.PartitionRef) error {
-	row, ok, err := store.Assignment(ref.Topic, ref.Partition)
+	mine, err := owns(store, self, ref)
 	switch {
 	case err != nil:
 		return fmt.Errorf("produce: read assignment of %s: %w: %w", ref, domain.ErrUnavailable, err)
-	case !ok || row.Owner != self || !row.BelongsTo(string(ref.TopicID)):
+	case !mine:
 		return fmt.Errorf("produce: %s is not owned by %s: %w", ref, self, domain.ErrNotOwner)
 	}
 	return nil
+}
+
+// owns reports whether self owns ref's incarnation now, without building
+// an error for a partition that is another node's (the owned produce asks
+// it for every single produce).
+func owns(store Store, self string, ref domain.PartitionRef) (bool, error) {
+	row, ok, err := store.Assignment(ref.Topic, ref.Partition)
+	if err != nil {
+		return false, err
+	}
+	return ok && row.Owner == self && row.BelongsTo(string(ref.TopicID)), nil
 }
 
 // stamp proposes this node's time as the commit time of every record due
