@@ -199,12 +199,8 @@ func redriveText(j *httpclient.Redrive) string {
 // printRedriveJob prints the job as `key:  value` lines, leaving out the
 // empty ones, as narad topic info does.
 func printRedriveJob(w io.Writer, j httpclient.Redrive) error {
-	tw := newTable(w)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
-		}
-	}
+	fields := newFieldTable(w)
+	row := fields.row
 	row("id", j.ID)
 	row("state", j.State)
 	row("to", cmp.Or(j.To, "their origins"))
@@ -217,7 +213,7 @@ func printRedriveJob(w io.Writer, j httpclient.Redrive) error {
 	row("started_by", j.StartedBy)
 	row("started_at", rfc3339Ms(j.StartedAtMs))
 	row("updated_at", rfc3339Ms(j.UpdatedAtMs))
-	return tw.Flush()
+	return fields.flush()
 }
 
 // countOr is n in decimal, or zero when n is 0.

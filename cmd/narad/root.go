@@ -319,6 +319,20 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
+// fieldTable prints aligned `key:  value` lines and leaves out the empty
+// values: narad topic info and a redrive job.
+type fieldTable struct{ tw *tabwriter.Writer }
+
+func newFieldTable(w io.Writer) fieldTable { return fieldTable{newTable(w)} }
+
+func (f fieldTable) row(k, v string) {
+	if v != "" {
+		fmt.Fprintf(f.tw, "%s:\t%s\n", k, v)
+	}
+}
+
+func (f fieldTable) flush() error { return f.tw.Flush() }
+
 // formatMs renders milliseconds compactly: "7d", "12h", "1h30m", "250ms".
 func formatMs(ms int64) string {
 	const day = 24 * time.Hour

@@ -210,12 +210,8 @@ func newTopicInfoCmd(e *env, g *globals) *cobra.Command {
 }
 
 func printTopicInfo(w io.Writer, t *httpclient.Topic) error {
-	tw := newTable(w)
-	row := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
-		}
-	}
+	fields := newFieldTable(w)
+	row := fields.row
 	row("name", t.Name)
 	row("id", t.ID)
 	row("role", t.Role)
@@ -239,14 +235,14 @@ func printTopicInfo(w io.Writer, t *httpclient.Topic) error {
 	} else {
 		row("schema", "none")
 	}
-	if err := tw.Flush(); err != nil {
+	if err := fields.flush(); err != nil {
 		return err
 	}
 	if len(t.PartitionStats) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	tw = newTable(w)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "PARTITION\tOWNER\tSTATUS\tOLDEST\tHIGH WATERMARK\tSEGMENTS\tSIZE")
 	down := 0
 	for _, s := range t.PartitionStats {
