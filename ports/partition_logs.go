@@ -59,6 +59,13 @@ type PartitionReader interface {
 	// Changed returns a channel closed at the next high-watermark advance or
 	// close of the partition's log.
 	Changed(ref domain.PartitionRef) (<-chan struct{}, error)
+	// OnChange registers fn, called with a topic's name after every change
+	// of one of its partitions that would close a Changed channel (a
+	// high-watermark advance first among them), once the change is visible
+	// to Read and Bounds. fn runs on the goroutine making the change,
+	// possibly under the log's locks: it must be quick, must not block and
+	// must not call back into the logs. The returned function unregisters it.
+	OnChange(fn func(topic string)) (stop func())
 }
 
 // PartitionLogs owns every partition log on this node.

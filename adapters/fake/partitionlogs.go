@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,9 +32,12 @@ type PartitionLogs struct {
 	data *plData
 
 	// Guarded by data.mu.
-	closed bool
-	floors map[plKey]int64 // commit-time floors: in memory, lost on Restart
+	closed   bool
+	floors   map[plKey]int64 // commit-time floors: in memory, lost on Restart
+	watchers []*plWatcher    // OnChange's functions
 }
+
+type plWatcher struct{ fn func(topic string) }
 
 // plData is what survives Restart.
 type plData struct {
@@ -172,6 +176,24 @@ func (f *PartitionLogs) wakeLocked(k plKey) {
 	if ch, ok := f.data.wakes[k]; ok {
 		close(ch)
 		delete(f.data.wakes, k)
+	}
+	for _, w := range f.watchers {
+		w.fn(k.topic)
+	}
+}
+
+// OnChange registers fn, called (under the fake's lock) with the topic's
+// name after every commit and Remove of one of its partitions, and for
+// every topic at Close. The returned function unregisters it.
+func (f *PartitionLogs) OnChange(fn func(topic string)) (stop func()) {
+	w := &plWatcher{fn: fn}
+	f.data.mu.Lock()
+	defer f.data.mu.Unlock()
+	f.watchers = append(f.watchers, w)
+	return func() {
+		f.data.mu.Lock()
+		defer f.data.mu.Unlock()
+		f.watchers = slices.DeleteFunc(f.watchers, func(x *plWatcher) bool { return x == w })
 	}
 }
 
@@ -373,6 +395,11 @@ func (f *PartitionLogs) Close() error {
 	f.closed = true
 	for k := range f.data.wakes {
 		f.wakeLocked(k)
+	}
+	for name := range f.data.topics {
+		for _, w := range f.watchers {
+			w.fn(name)
+		}
 	}
 	return nil
 }

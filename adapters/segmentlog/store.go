@@ -114,6 +114,8 @@ type Store struct {
 	topics map[string]*topicState
 	sched  schedIndex // the slots holding scheduled records
 
+	watchers watchers // OnChange's functions, shared with every slot
+
 	closed atomic.Bool
 	stop   chan struct{}
 	wg     sync.WaitGroup
@@ -142,8 +144,9 @@ type slot struct {
 	// log broadcasts, which drops it.
 	closedStats atomic.Pointer[ports.LogStats]
 
-	wakeMu sync.Mutex
-	wake   chan struct{}
+	wakeMu   sync.Mutex
+	wake     chan struct{}
+	watchers *watchers // the store's OnChange functions
 
 	sched schedState // scheduled records (schedule.go)
 }
@@ -158,18 +161,20 @@ func (s *slot) changed() <-chan struct{} {
 	return s.wake
 }
 
-// broadcast wakes every waiter and drops the cached closed-log stats;
-// free when nobody fetched the channel and nothing is cached.
+// broadcast wakes every waiter, tells the OnChange functions and drops the
+// cached closed-log stats; when nobody fetched the channel, nothing is
+// cached and nothing registered, it costs three atomic loads and a lock.
 func (s *slot) broadcast() {
 	if s.closedStats.Load() != nil {
 		s.closedStats.Store(nil)
 	}
 	s.wakeMu.Lock()
-	defer s.wakeMu.Unlock()
 	if s.wake != nil {
 		close(s.wake)
 		s.wake = nil
 	}
+	s.wakeMu.Unlock()
+	s.watchers.notify(s.key.topic)
 }
 
 // topicState is what the store knows of one topic name.
@@ -244,7 +249,7 @@ func (s *Store) slotFor(ref domain.PartitionRef) *slot {
 		return sl
 	}
 	t := s.topicLocked(ref.Topic)
-	sl := &slot{key: key, topic: t, dir: filepath.Join(t.dir, partitionDirName(ref.Partition))}
+	sl := &slot{key: key, topic: t, dir: filepath.Join(t.dir, partitionDirName(ref.Partition)), watchers: &s.watchers}
 	s.slots[key] = sl
 	t.slots[ref.Partition] = sl
 	return sl

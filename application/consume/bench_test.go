@@ -2,7 +2,10 @@ package consume_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
@@ -97,5 +100,56 @@ func BenchmarkConsumeBatch(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*perCall)/b.Elapsed().Seconds(), "msgs/s")
+	e.shutdown()
+}
+
+// BenchmarkLongPollHandOff has 16 consumers long-poll a 6-partition topic
+// while the benchmark commits one record at a time and waits for its ack:
+// per op, one commit, the pump's wake and its hand-off to a parked
+// consumer, and one ack, on the fakes. In the idle_topics cases as many
+// other topics have one consumer parked each and take no traffic: what a
+// hand-off costs should not grow with them.
+func BenchmarkLongPollHandOff(b *testing.B) {
+	for _, idle := range []int{0, 100} {
+		b.Run(fmt.Sprintf("idle_topics=%d", idle), func(b *testing.B) { benchHandOff(b, idle) })
+	}
+}
+
+func benchHandOff(b *testing.B, idleTopics int) {
+	const consumers, partitions = 16, 6
+	e := newEnv(b, consume.Options{})
+	e.run()
+	tp := e.createTopic("bench", partitions, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	acked := make(chan struct{}, consumers)
+	var wg sync.WaitGroup
+	for range consumers {
+		wg.Go(func() {
+			req := consume.Request{Topic: "bench", Wait: time.Minute, Identity: "bench"}
+			for ctx.Err() == nil {
+				ds, _ := e.svc.Consume(ctx, req)
+				for _, d := range ds {
+					if err := e.svc.Ack(ctx, "bench", *d.Handle); err == nil {
+						acked <- struct{}{}
+					}
+				}
+			}
+		})
+	}
+	for i := range idleTopics {
+		name := fmt.Sprintf("idle-%d", i)
+		e.createTopic(name, 3, nil, nil)
+		wg.Go(func() { _, _ = e.svc.Consume(ctx, consume.Request{Topic: name, Wait: time.Hour, Identity: "idle"}) })
+	}
+	e.parked(consumers + idleTopics)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		e.produce(tp, int32(i%partitions), `{"n":1}`)
+		<-acked
+	}
+	b.StopTimer()
+	cancel()
+	wg.Wait()
 	e.shutdown()
 }

@@ -20,11 +20,13 @@ const self = "node-1"
 
 // env is one node's consume use case over the fakes.
 type env struct {
-	t       testing.TB
-	meta    *fake.MetaStore
-	logs    *fake.PartitionLogs
-	reader  *flakyReader
-	offsets *fake.Offsets
+	t    testing.TB
+	meta *fake.MetaStore
+	// topicReads is the service's view of e.meta's topics, counting reads.
+	topicReads *countingTopics
+	logs       *fake.PartitionLogs
+	reader     *flakyReader
+	offsets    *fake.Offsets
 	// receives and sink keep receive counts and take dead letters.
 	receives *fake.ReceiveLog
 	sink     *fake.DeadLetterSink
@@ -46,6 +48,7 @@ func newEnv(t testing.TB, opts consume.Options) *env {
 		receives: fake.NewReceiveLog(), sink: fake.NewDeadLetterSink(),
 	}
 	e.reader = &flakyReader{PartitionReader: e.logs, corrupt: map[int64]bool{}}
+	e.topicReads = &countingTopics{MetadataTopics: e.meta, reads: map[string]int{}}
 	e.svc = e.newService(e.offsets)
 	t.Cleanup(e.shutdown)
 	return e
@@ -54,7 +57,7 @@ func newEnv(t testing.TB, opts consume.Options) *env {
 func (e *env) newService(offsets ports.OffsetStore) *consume.Service {
 	e.t.Helper()
 	svc, err := consume.New(consume.Deps{
-		Topics: e.meta, Cluster: e.meta, Logs: e.reader, Offsets: offsets, Clock: e.clock,
+		Topics: e.topicReads, Cluster: e.meta, Logs: e.reader, Offsets: offsets, Clock: e.clock,
 		Metrics: e.metrics, SelfID: self, Seeds: rand.Reader, Peers: e.peers, Tokens: e.tokens,
 		Receives: e.receives, DeadLetters: e.sink,
 	}, e.opts)
@@ -81,6 +84,15 @@ func (e *env) shutdown() {
 		e.stop = nil
 	}
 	_ = e.svc.Close()
+}
+
+// followMetadata runs ForgetDeleted over the fake metadata log until the
+// test ends.
+func (e *env) followMetadata() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.svc.ForgetDeleted(ctx, e.meta) }()
+	e.t.Cleanup(func() { cancel(); <-done })
 }
 
 // restart closes the service cleanly and starts a new one over offsets.

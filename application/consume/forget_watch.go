@@ -16,8 +16,10 @@ const forgetRetryDelay = time.Second
 // ForgetDeleted keeps the consumer state of deleted incarnations out of the
 // way of their successors (story F29): whenever an applied entry deletes a
 // topic (or a snapshot restore may have), every shard whose topic is now
-// absent, or present under another id, is forgotten with its offsets. It
-// runs until ctx ends or the store stops (its error).
+// absent, or present under another id, is forgotten with its offsets. Any
+// applied entry but a heartbeat also sends the pump round every topic with
+// parked consumers (a partition placed here, a limit raised). It runs
+// until ctx ends or the store stops (its error).
 func (s *Service) ForgetDeleted(ctx context.Context, w ports.MetadataWatcher) error {
 	for {
 		err := s.watchDeletes(ctx, w)
@@ -53,8 +55,18 @@ func (s *Service) watchDeletes(ctx context.Context, w ports.MetadataWatcher) err
 			if ch.Restored || deletesTopic(ch.Envelope.Event) {
 				s.forgetGone()
 			}
+			if ch.Restored || !heartbeat(ch.Envelope.Event) {
+				s.pump.lookAtEverything()
+			}
 		}
 	}
+}
+
+// heartbeat reports a member's heartbeat, the one entry applied every few
+// seconds that changes nothing a parked consumer waits on.
+func heartbeat(ev meta.Event) bool {
+	_, ok := ev.(*meta.MemberHeartbeat)
+	return ok
 }
 
 func deletesTopic(ev meta.Event) bool {

@@ -1,7 +1,6 @@
 package consume_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,10 +15,7 @@ func TestForgetDeletedFollowsTheMetadataLog(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, consume.Options{})
 	e.run()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.svc.ForgetDeleted(ctx, e.meta) }()
-	t.Cleanup(func() { cancel(); <-done })
+	e.followMetadata()
 
 	tp := e.createTopic("orders", 1, nil, nil)
 	got := e.longPoll(t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})

@@ -2,7 +2,6 @@ package consume
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +50,10 @@ type waitQueue struct {
 
 // pump is the node's single goroutine that hands records to parked
 // consumers. It wakes on a consumer arriving, on a lease coming back (nack,
-// expiry, freed slot) and on a commit to a partition of a topic with parked
-// consumers; it fetches the commit wake-ups before it looks, so none is
+// expiry, freed slot) and on a change of a partition of a topic with
+// parked consumers or delivery tokens (the logs' change notifier calls
+// wake once the records are readable); each wake fills a one-slot kick,
+// so a change made while the pump looks sends it round again and none is
 // lost (story F36). It reserves only for the parked consumer at the head
 // of a FIFO, and gives the records back if that consumer left (or was woken
 // by a delivery-token notification) before it could take them.
@@ -60,19 +61,39 @@ type pump struct {
 	svc    *Service
 	mu     sync.Mutex
 	queues map[string]*waitQueue
-	parked atomic.Int64
-	kick   chan struct{}
+	// waiting mirrors the names in queues (written under mu) for wake,
+	// which must not take mu: it runs on every commit.
+	waiting sync.Map
+	parked  atomic.Int64
+	kick    chan struct{}
+
+	// named holds the topics to look at next round (pump_loop.go);
+	// everything asks for a round over every waiting topic.
+	namedMu    sync.Mutex
+	named      map[string]struct{}
+	everything atomic.Bool
+	// The pump goroutine's own: the buffer takeNamed fills, and the
+	// waiting topics that had no local partition at their last look.
+	looking   []string
+	routeless map[string]struct{}
 }
 
 func newPump(s *Service) *pump {
-	return &pump{svc: s, queues: map[string]*waitQueue{}, kick: make(chan struct{}, 1)}
+	return &pump{
+		svc: s, queues: map[string]*waitQueue{}, kick: make(chan struct{}, 1),
+		named: map[string]struct{}{}, routeless: map[string]struct{}{},
+	}
 }
 
-// wake tells the pump a topic may have records again; it costs two atomic
-// loads when nobody is parked and no delivery token is held.
-func (p *pump) wake(string) {
-	if p.parked.Load() > 0 || p.svc.tokens.pending.Load() {
-		p.poke()
+// wake tells the pump a topic may have records again. It costs two atomic
+// loads when nobody is parked and no delivery token is held, and two map
+// lookups more when some are, for this topic or another.
+func (p *pump) wake(topic string) {
+	if p.parked.Load() == 0 && !p.svc.tokens.pending.Load() {
+		return
+	}
+	if _, ok := p.waiting.Load(topic); ok || p.svc.tokens.has(topic) {
+		p.name(topic)
 	}
 }
 
@@ -131,7 +152,7 @@ func (p *pump) join(w *waiter) {
 	}
 	p.parked.Add(1)
 	p.mu.Unlock()
-	p.poke()
+	p.name(w.topic)
 }
 
 func (p *pump) queueLocked(topic string) *waitQueue {
@@ -139,6 +160,7 @@ func (p *pump) queueLocked(topic string) *waitQueue {
 	if !ok {
 		q = &waitQueue{pinned: map[int32][]*waiter{}}
 		p.queues[topic] = q
+		p.waiting.Store(topic, struct{}{})
 	}
 	return q
 }
@@ -182,6 +204,7 @@ func (p *pump) pruneLocked(topic string, q *waitQueue) {
 	}
 	if len(q.shared) == 0 && len(q.pinned) == 0 {
 		delete(p.queues, topic)
+		p.waiting.Delete(topic)
 	}
 }
 
@@ -313,26 +336,6 @@ func (p *pump) dropWhere(topic string, gone func(*waiter) bool) {
 	p.mu.Unlock()
 	for _, w := range dropped {
 		p.hand(w, answer{})
-	}
-}
-
-// serve gives every parked consumer that can be served its record: pinned
-// FIFOs first, then the shared one, each until its head finds nothing.
-func (p *pump) serve() {
-	for _, name := range p.topicNames() {
-		t, err := p.svc.topic(name)
-		if err != nil {
-			if errors.Is(err, domain.ErrTopicNotFound) {
-				p.dropWhere(name, func(*waiter) bool { return true })
-			}
-			continue
-		}
-		id := domain.TopicID(t.ID)
-		p.dropWhere(name, func(w *waiter) bool { return w.id != id })
-		for _, part := range p.pinnedParts(name) {
-			p.serveFIFO(t, true, part)
-		}
-		p.serveFIFO(t, false, 0)
 	}
 }
 

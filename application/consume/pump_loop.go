@@ -2,80 +2,104 @@ package consume
 
 import (
 	"context"
-	"reflect"
+	"errors"
 	"slices"
 	"time"
 
-	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/domain"
 )
 
-// run is the pump loop: fetch the wake-ups, serve its own parked
-// consumers, offer what is left to other nodes' delivery tokens, then
-// sleep on the wake-ups.
+// run is the pump loop. Each round it takes the topics named since the
+// last one (a commit, a lease coming back, a consumer or a token
+// arriving), serves their parked consumers and offers what is left to
+// other nodes' delivery tokens; then it sleeps until the next name. It
+// looks at every waiting topic on its first round, after a metadata change
+// and when its timer fires (a waiting topic had no local partition, or a
+// token hold runs out). The logs' change notifier is registered before the
+// first look, and a name taken before a look is one the look covers, so
+// no commit is missed (story F36); a round costs what the named topics
+// cost, however many other topics have consumers parked.
 func (p *pump) run(ctx context.Context) {
+	stop := p.svc.logs.OnChange(p.wake)
+	defer stop()
+	all := true
 	for {
-		cases, routeless := p.watch()
-		p.serve()
-		p.svc.offerTokens(ctx)
-		if !p.sleep(ctx, cases, routeless) {
+		named := p.takeNamed()
+		if p.everything.Swap(false) || all {
+			clear(p.routeless)
+			named = p.topicNames()
+			all = true
+		}
+		p.serve(named)
+		p.svc.offerTokens(ctx, func(topic string) bool { return all || slices.Contains(named, topic) })
+		var ok bool
+		if all, ok = p.sleep(ctx); !ok {
 			return
 		}
 	}
 }
 
-// watch fetches the commit wake-up of every local partition of every topic
-// with parked consumers or delivery tokens, before the pump looks for
-// records. routeless is set when some topic with parked consumers has no
-// local partition yet.
-func (p *pump) watch() ([]reflect.SelectCase, bool) {
-	var cases []reflect.SelectCase
-	routeless := false
-	watched := map[string]bool{}
-	for _, name := range p.topicNames() {
-		watched[name] = true
+// name records that topic may have records for its waiters or tokens and
+// kicks the pump.
+func (p *pump) name(topic string) {
+	p.namedMu.Lock()
+	p.named[topic] = struct{}{}
+	p.namedMu.Unlock()
+	p.poke()
+}
+
+// lookAtEverything makes the pump's next round look at every waiting
+// topic: a metadata change may have moved partitions or changed limits.
+func (p *pump) lookAtEverything() {
+	p.everything.Store(true)
+	p.poke()
+}
+
+// takeNamed returns the topics named since the last call, in a buffer the
+// next call reuses (the pump goroutine's own).
+func (p *pump) takeNamed() []string {
+	p.namedMu.Lock()
+	defer p.namedMu.Unlock()
+	p.looking = p.looking[:0]
+	for topic := range p.named {
+		p.looking = append(p.looking, topic)
+	}
+	clear(p.named)
+	return p.looking
+}
+
+// serve offers records to the parked consumers of names, pinned FIFOs
+// first. It keeps routeless up to date for them: a topic with parked
+// consumers and no local partition yet (or not the one a pinned consumer
+// waits for), or whose metadata could not be read, is looked at again
+// after routeCheckInterval, since nothing would name it when the partition
+// is placed here.
+func (p *pump) serve(names []string) {
+	for _, name := range names {
+		delete(p.routeless, name)
+		if _, ok := p.waiting.Load(name); !ok {
+			continue // named for its tokens only
+		}
 		t, err := p.svc.topic(name)
+		if errors.Is(err, domain.ErrTopicNotFound) {
+			p.dropWhere(name, func(*waiter) bool { return true })
+			continue
+		}
 		if err != nil {
+			p.routeless[name] = struct{}{}
 			continue
 		}
-		parts, err := p.svc.localPartitions(t)
-		if err != nil || len(parts) == 0 {
-			routeless = true
-			continue
+		id := domain.TopicID(t.ID)
+		p.dropWhere(name, func(w *waiter) bool { return w.id != id })
+		pinned := p.pinnedParts(name)
+		if parts, err := p.svc.localPartitions(t); err != nil || len(parts) == 0 || !containsAll(parts, pinned) {
+			p.routeless[name] = struct{}{}
 		}
-		if !containsAll(parts, p.pinnedParts(name)) {
-			routeless = true // a pinned consumer waits for its partition to be placed here
+		for _, part := range pinned {
+			p.serveFIFO(t, true, part)
 		}
-		cases = p.changed(cases, t, parts)
+		p.serveFIFO(t, false, 0)
 	}
-	for _, name := range p.svc.tokens.offerable(p.svc.clock.Now()) {
-		if watched[name] {
-			continue
-		}
-		if t, parts, err := p.local(name); err == nil {
-			cases = p.changed(cases, t, parts)
-		}
-	}
-	return cases, routeless
-}
-
-// local reads a topic and the partitions this node owns of it.
-func (p *pump) local(name string) (meta.Topic, []int32, error) {
-	t, err := p.svc.topic(name)
-	if err != nil {
-		return t, nil, err
-	}
-	parts, err := p.svc.localPartitions(t)
-	return t, parts, err
-}
-
-// changed appends the commit wake-ups of t's partitions parts.
-func (p *pump) changed(cases []reflect.SelectCase, t meta.Topic, parts []int32) []reflect.SelectCase {
-	for _, part := range parts {
-		if ch, err := p.svc.logs.Changed(refOf(t, part)); err == nil {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
-		}
-	}
-	return cases
 }
 
 func (p *pump) topicNames() []string {
@@ -88,16 +112,12 @@ func (p *pump) topicNames() []string {
 	return names
 }
 
-// sleep blocks until a kick, a commit wake-up, the route re-check (while a
-// waiting topic has no local partition), the first delivery-token hold
-// deadline or ctx's end; false on the latter.
-func (p *pump) sleep(ctx context.Context, cases []reflect.SelectCase, routeless bool) bool {
-	fixed := []reflect.SelectCase{
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
-		{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(p.kick)},
-	}
+// sleep blocks until a kick, the route re-check (while a waiting topic has
+// no local partition), the first delivery-token hold deadline or ctx's
+// end. fired reports the timer; ok is false when ctx ended.
+func (p *pump) sleep(ctx context.Context) (fired, ok bool) {
 	wait := time.Duration(-1)
-	if routeless {
+	if len(p.routeless) > 0 {
 		wait = routeCheckInterval
 	}
 	if at := p.svc.tokens.wakeAt(); !at.IsZero() {
@@ -106,13 +126,20 @@ func (p *pump) sleep(ctx context.Context, cases []reflect.SelectCase, routeless 
 			wait = lapse
 		}
 	}
+	var alarm <-chan time.Time
 	if wait >= 0 {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
-		fixed = append(fixed, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)})
+		alarm = timer.C
 	}
-	chosen, _, _ := reflect.Select(append(fixed, cases...))
-	return chosen != 0
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-p.kick:
+		return false, true
+	case <-alarm:
+		return true, true
+	}
 }
 
 func containsAll(set, want []int32) bool {

@@ -32,6 +32,9 @@ type tokenBook struct {
 	// pending is set while some topic holds tokens or holds, so a record
 	// coming back (nack, expiry) wakes the pump for them.
 	pending atomic.Bool
+	// names mirrors the keys of topics (written under mu) for has, which
+	// runs on every commit while pending is set.
+	names sync.Map
 }
 
 // topicTokens is one topic's tokens, one live per requesting node, oldest
@@ -56,6 +59,7 @@ func (b *tokenBook) topicLocked(topic string) *topicTokens {
 	if !ok {
 		tt = &topicTokens{live: map[string]*token{}}
 		b.topics[topic] = tt
+		b.names.Store(topic, struct{}{})
 	}
 	return tt
 }
@@ -184,12 +188,19 @@ func (b *tokenBook) offerable(now time.Time) []string {
 		b.holding.Add(-int64(tt.lapse(now)))
 		if len(tt.live) == 0 && len(tt.holds) == 0 {
 			delete(b.topics, name)
+			b.names.Delete(name)
 			continue
 		}
 		out = append(out, name)
 	}
 	b.pending.Store(len(b.topics) > 0)
 	return out
+}
+
+// has reports, without the lock, whether topic holds tokens or holds.
+func (b *tokenBook) has(topic string) bool {
+	_, ok := b.names.Load(topic)
+	return ok
 }
 
 // wakeAt is the earliest hold deadline (zero when none): a hold that lapses
@@ -213,6 +224,7 @@ func (b *tokenBook) drop(topic string) {
 	if tt, ok := b.topics[topic]; ok {
 		b.holding.Add(-int64(len(tt.holds)))
 		delete(b.topics, topic)
+		b.names.Delete(topic)
 	}
 }
 
@@ -233,18 +245,23 @@ func (s *Service) AcceptTokens(from string, regs []ports.TokenRegistration) erro
 		}
 		s.tokens.register(from, r.Topic, r.TTL, now)
 	}
-	s.pump.poke()
+	for _, r := range regs {
+		s.pump.name(r.Topic)
+	}
 	return nil
 }
 
 // offerTokens spends one token per record available beyond the holds
-// already out, on every topic with tokens (the pump calls it after serving
-// its own parked consumers, so they come first).
-func (s *Service) offerTokens(ctx context.Context) {
+// already out, on every topic with tokens that look selects (the pump
+// calls it after serving its own parked consumers, so they come first).
+func (s *Service) offerTokens(ctx context.Context, look func(topic string) bool) {
 	if s.tokenPeers == nil {
 		return
 	}
 	for _, name := range s.tokens.offerable(s.clock.Now()) {
+		if !look(name) {
+			continue
+		}
 		t, err := s.topic(name)
 		if errors.Is(err, domain.ErrTopicNotFound) {
 			s.tokens.drop(name)
@@ -280,7 +297,7 @@ func (s *Service) notify(ctx context.Context, node, topic string) {
 			s.log.Debug("delivery token notification failed", "node", node, "topic", topic, "err", err)
 		}
 		s.tokens.retire(topic)
-		s.pump.poke()
+		s.pump.name(topic)
 	})
 }
 

@@ -45,6 +45,7 @@ func PartitionLogs(t *testing.T, open func(t *testing.T) ports.PartitionLogs, fe
 		{"caller_keeps_its_slices", plSliceOwnership},
 		{"commit_time_never_decreases", plCommitTimeFloor},
 		{"changed_fires_on_commit", plChanged},
+		{"on_change_hears_every_change", plOnChange},
 		{"new_incarnation_never_shows_old_records", plIncarnation},
 		{"remove_deletes_the_partition", plRemove},
 		{"concurrent_commits_and_readers", plConcurrent},

@@ -1,0 +1,88 @@
+package consume_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
+)
+
+// countingTopics counts the service's topic reads by name.
+type countingTopics struct {
+	ports.MetadataTopics
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingTopics) Topic(name string) (meta.Topic, bool, error) {
+	c.mu.Lock()
+	c.reads[name]++
+	c.mu.Unlock()
+	return c.MetadataTopics.Topic(name)
+}
+
+func (c *countingTopics) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads[name]
+}
+
+// ensure that handing records to one topic's parked consumers does not
+// send the pump through other topics whose consumers wait for nothing new:
+// a round looks only at the topics named since the last one (internals.md
+// §5.4), so a hand-off costs the same however many topics have consumers
+// parked.
+func TestHandOffLooksOnlyAtTheNamedTopic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	e.run()
+	tp := e.createTopic("orders", 3, nil, nil)
+	e.createTopic("idle", 3, nil, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	idle := e.longPoll(ctx, consume.Request{Topic: "idle", Wait: time.Minute})
+	e.parked(1)
+	before := e.topicReads.count("idle")
+	const handOffs = 20
+	for i := range handOffs {
+		got := e.longPoll(t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})
+		e.parked(2)
+		e.produce(tp, int32(i%3), "m")
+		if r := <-got; r.err != nil || len(r.ds) != 1 {
+			t.Fatalf("hand-off %d: %+v", i, r)
+		}
+	}
+	if n := e.topicReads.count("idle") - before; n > 2 {
+		t.Fatalf("%d hand-offs on orders read the idle topic %d times", handOffs, n)
+	}
+	cancel()
+	if r := <-idle; len(r.ds) != 0 {
+		t.Fatalf("the idle consumer got %+v", r)
+	}
+}
+
+// ensure that a metadata change sends the pump through every waiting
+// topic: a consumer parked behind a full in-flight window is served as
+// soon as the window is raised, not when its wait runs out.
+func TestRaisedInFlightLimitServesAParkedConsumer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	e.run()
+	e.followMetadata()
+
+	tp := e.createTopic("orders", 1, func(ct *meta.CreateTopic) { ct.MaxInFlight = 1 }, nil)
+	e.produce(tp, 0, "first", "second")
+	if ds := e.consume(consume.Request{Topic: "orders"}); len(ds) != 1 {
+		t.Fatalf("first consume: %d records", len(ds))
+	}
+	got := e.longPoll(t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})
+	e.parked(1)
+	e.propose(&meta.UpdateTopicIf{ID: tp.ID, UpdateTopic: meta.UpdateTopic{Name: tp.Name, Partitions: 1,
+		RetentionMs: tp.RetentionMs, MaxInFlight: 10, MaxAckedAhead: tp.MaxAckedAhead}})
+	if r := <-got; r.err != nil || len(r.ds) != 1 || string(r.ds[0].Record.Payload) != "second" || r.at > 5*time.Second {
+		t.Fatalf("parked consumer after the window grew: %+v", r)
+	}
+}
