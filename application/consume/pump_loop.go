@@ -13,29 +13,37 @@ import (
 // last one (a commit, a lease coming back, a consumer or a token
 // arriving), serves their parked consumers and offers what is left to
 // other nodes' delivery tokens; then it sleeps until the next name. It
-// looks at every waiting topic on its first round, after a metadata change
-// and when its timer fires (a waiting topic had no local partition, or a
-// token hold runs out). The logs' change notifier is registered before the
-// first look, and a name taken before a look is one the look covers, so
-// no commit is missed (story F36); a round costs what the named topics
-// cost, however many other topics have consumers parked.
+// looks at every waiting topic on its first round and after a metadata
+// change; when its timer fires, at the topics that had no local partition
+// and at every topic's tokens (a hold may have run out). The logs' change
+// notifier is registered before the first look, and a name taken before a
+// look is one the look covers, so no commit is missed (story F36); a
+// round costs what the named topics cost, however many other topics have
+// consumers parked.
 func (p *pump) run(ctx context.Context) {
 	stop := p.svc.logs.OnChange(p.wake)
 	defer stop()
-	all := true
+	first, fired := true, false
 	for {
 		named := p.takeNamed()
-		if p.everything.Swap(false) || all {
+		everything := p.everything.Swap(false) || first
+		switch {
+		case everything:
 			clear(p.routeless)
 			named = p.topicNames()
-			all = true
+		case fired:
+			for topic := range p.routeless {
+				named = append(named, topic)
+			}
 		}
 		p.serve(named)
-		p.svc.offerTokens(ctx, func(topic string) bool { return all || slices.Contains(named, topic) })
+		allTokens := everything || fired
+		p.svc.offerTokens(ctx, func(topic string) bool { return allTokens || slices.Contains(named, topic) })
 		var ok bool
-		if all, ok = p.sleep(ctx); !ok {
+		if fired, ok = p.sleep(ctx); !ok {
 			return
 		}
+		first = false
 	}
 }
 

@@ -86,3 +86,28 @@ func TestRaisedInFlightLimitServesAParkedConsumer(t *testing.T) {
 		t.Fatalf("parked consumer after the window grew: %+v", r)
 	}
 }
+
+// ensure that the route re-check of a topic with no local partition looks
+// at that topic alone, not at every topic with consumers parked.
+func TestRouteRecheckLooksOnlyAtTheRoutelessTopic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	e.run()
+	e.createTopic("idle", 3, nil, nil)
+	e.createTopic("far", 1, nil, func(int32) string { return "" })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	idle := e.longPoll(ctx, consume.Request{Topic: "idle", Wait: time.Minute})
+	far := e.longPoll(ctx, consume.Request{Topic: "far", Wait: time.Minute})
+	e.parked(2)
+	idleBefore, farBefore := e.topicReads.count("idle"), e.topicReads.count("far")
+	const rechecks = 5
+	eventually(t, 10*time.Second, "route re-checks of the unplaced topic",
+		func() bool { return e.topicReads.count("far")-farBefore >= rechecks })
+	if n := e.topicReads.count("idle") - idleBefore; n > 1 {
+		t.Fatalf("%d route re-checks of far read the idle topic %d times", rechecks, n)
+	}
+	cancel()
+	<-idle
+	<-far
+}
