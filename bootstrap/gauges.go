@@ -14,7 +14,7 @@ import (
 // registerNodeGauges exports, at scrape time, the node-level values other
 // components own (api.md §7).
 func registerNodeGauges(m *telemetry.Metrics, w *wal.WAL, logs *segmentlog.Store, store ports.MetadataStore, id NodeIdentity, cfg config.Config, log *zap.Logger) {
-	m.GaugeFunc("narad_ingress_wal_failed", "1 once the ingress log failed and produce is latched off.", func() float64 {
+	m.GaugeFunc("narad_ingress_wal_failed", "1 once the ingress log failed: produces that need it are refused until a restart.", func() float64 {
 		if w.Failed() {
 			return 1
 		}
