@@ -43,7 +43,8 @@ func (s *Service) watchDeletes(ctx context.Context, w ports.MetadataWatcher) err
 		return err
 	}
 	defer sub.Close()
-	s.forgetGone() // whatever was deleted while nobody watched
+	s.forgetGone()            // whatever was deleted while nobody watched
+	s.pump.lookAtEverything() // and whatever else changed meanwhile
 	for {
 		select {
 		case <-ctx.Done():

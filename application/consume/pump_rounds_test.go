@@ -72,19 +72,49 @@ func TestRaisedInFlightLimitServesAParkedConsumer(t *testing.T) {
 	e := newEnv(t, consume.Options{})
 	e.run()
 	e.followMetadata()
-
-	tp := e.createTopic("orders", 1, func(ct *meta.CreateTopic) { ct.MaxInFlight = 1 }, nil)
-	e.produce(tp, 0, "first", "second")
-	if ds := e.consume(consume.Request{Topic: "orders"}); len(ds) != 1 {
-		t.Fatalf("first consume: %d records", len(ds))
-	}
-	got := e.longPoll(t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})
-	e.parked(1)
-	e.propose(&meta.UpdateTopicIf{ID: tp.ID, UpdateTopic: meta.UpdateTopic{Name: tp.Name, Partitions: 1,
-		RetentionMs: tp.RetentionMs, MaxInFlight: 10, MaxAckedAhead: tp.MaxAckedAhead}})
+	got := e.parkBehindAFullWindow()
+	e.raiseWindow("orders")
 	if r := <-got; r.err != nil || len(r.ds) != 1 || string(r.ds[0].Record.Payload) != "second" || r.at > 5*time.Second {
 		t.Fatalf("parked consumer after the window grew: %+v", r)
 	}
+}
+
+// ensure that what changed while nobody followed the metadata log (before
+// the watch started, or while it lagged and re-subscribed) is looked at
+// when the watch (re)starts.
+func TestMetadataWatchStartLooksAtEveryWaitingTopic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, consume.Options{})
+	e.run()
+	got := e.parkBehindAFullWindow()
+	e.raiseWindow("orders")
+	e.followMetadata()
+	if r := <-got; r.err != nil || len(r.ds) != 1 || r.at > 5*time.Second {
+		t.Fatalf("parked consumer after the watch started: %+v", r)
+	}
+}
+
+// parkBehindAFullWindow creates "orders" with an in-flight window of one,
+// leases its first record and parks a long poll for the second.
+func (e *env) parkBehindAFullWindow() <-chan result {
+	e.t.Helper()
+	tp := e.createTopic("orders", 1, func(ct *meta.CreateTopic) { ct.MaxInFlight = 1 }, nil)
+	e.produce(tp, 0, "first", "second")
+	if ds := e.consume(consume.Request{Topic: "orders"}); len(ds) != 1 {
+		e.t.Fatalf("first consume: %d records", len(ds))
+	}
+	got := e.longPoll(e.t.Context(), consume.Request{Topic: "orders", Wait: 10 * time.Second})
+	e.parked(1)
+	return got
+}
+
+// raiseWindow raises a topic's in-flight window to 10 through the metadata
+// log alone.
+func (e *env) raiseWindow(name string) {
+	e.t.Helper()
+	tp, _, _ := e.meta.Topic(name)
+	e.propose(&meta.UpdateTopicIf{ID: tp.ID, UpdateTopic: meta.UpdateTopic{Name: tp.Name, Partitions: tp.Partitions,
+		RetentionMs: tp.RetentionMs, MaxInFlight: 10, MaxAckedAhead: tp.MaxAckedAhead}})
 }
 
 // ensure that the route re-check of a topic with no local partition looks
