@@ -80,8 +80,9 @@ func (p *pump) takeNamed() []string {
 // first. It keeps routeless up to date for them: a topic with parked
 // consumers and no local partition yet (or not the one a pinned consumer
 // waits for), or whose metadata could not be read, is looked at again
-// after routeCheckInterval, since nothing would name it when the partition
-// is placed here.
+// after routeCheckInterval. (A placement also sends the pump through every
+// topic once the metadata watch applies it; the re-check is the backstop
+// for a watch that is not running or a read that failed.)
 func (p *pump) serve(names []string) {
 	for _, name := range names {
 		delete(p.routeless, name)
