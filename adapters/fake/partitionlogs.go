@@ -393,8 +393,9 @@ func (f *PartitionLogs) Close() error {
 	f.data.mu.Lock()
 	defer f.data.mu.Unlock()
 	f.closed = true
-	for k := range f.data.wakes {
-		f.wakeLocked(k)
+	for k, ch := range f.data.wakes {
+		close(ch)
+		delete(f.data.wakes, k)
 	}
 	for name := range f.data.topics {
 		for _, w := range f.watchers {

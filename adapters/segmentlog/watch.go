@@ -1,6 +1,7 @@
 package segmentlog
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -24,12 +25,7 @@ func (ws *watchers) add(fn func(topic string)) (stop func()) {
 	return func() {
 		ws.mu.Lock()
 		defer ws.mu.Unlock()
-		var next []*watcher
-		for _, x := range ws.snapshot() {
-			if x != w {
-				next = append(next, x)
-			}
-		}
+		next := slices.DeleteFunc(ws.snapshot(), func(x *watcher) bool { return x == w })
 		ws.list.Store(&next)
 	}
 }
