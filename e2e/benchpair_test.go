@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -90,6 +91,7 @@ type benchRun struct {
 	nodeCPU time.Duration
 	client  time.Duration
 	count   int
+	rpcs    map[string]float64 // node-to-node requests per message, by op (three nodes)
 }
 
 // perMessage is the nodes' CPU per message, in microseconds.
@@ -130,8 +132,37 @@ func TestBenchPairs(t *testing.T) {
 }
 
 func (b benchRun) String() string {
-	return fmt.Sprintf("%.0f msg/s (produce p99 %.1f ms, to consume p50 %.1f p99 %.1f ms, node CPU %.1f s = %.0f us/msg, client %.1f s)",
+	s := fmt.Sprintf("%.0f msg/s (produce p99 %.1f ms, to consume p50 %.1f p99 %.1f ms, node CPU %.1f s = %.0f us/msg, client %.1f s)",
 		b.rate, b.p99, b.e2eP50, b.e2eP99, b.nodeCPU.Seconds(), b.perMessage(), b.client.Seconds())
+	if len(b.rpcs) > 0 {
+		var ops []string
+		for _, op := range slices.Sorted(maps.Keys(b.rpcs)) {
+			if b.rpcs[op] >= 0.005 {
+				ops = append(ops, fmt.Sprintf("%s %.2f", op, b.rpcs[op]))
+			}
+		}
+		s += " node RPCs per message: " + strings.Join(ops, ", ")
+	}
+	return s
+}
+
+// rpcRequests sums narad_cluster_rpc_requests_total over nodes by op (every
+// outcome); empty for a single node, which sends none.
+func rpcRequests(nodes []*node) map[string]float64 {
+	out := map[string]float64{}
+	for _, n := range nodes {
+		for _, line := range strings.Split(series(n, "narad_cluster_rpc_requests_total{"), "; ") {
+			labels, value, ok := strings.Cut(line, "} ")
+			_, op, found := strings.Cut(labels, `op="`)
+			if !ok || !found {
+				continue
+			}
+			op, _, _ = strings.Cut(op, `"`)
+			v, _ := strconv.ParseFloat(value, 64)
+			out[op] += v
+		}
+	}
+	return out
 }
 
 // benchAgainst creates the bench topic and runs narad bench with load over
@@ -157,7 +188,7 @@ func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...s
 		t.Fatalf("create %s: %v", benchTopic, err)
 	}
 	waitPlaced(t, c, benchTopic)
-	before := cpuOf(t, nodes)
+	before, rpcsBefore := cpuOf(t, nodes), rpcRequests(nodes)
 	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json", "--client", load.client,
 		"--count", strconv.Itoa(load.count), "--producers", strconv.Itoa(load.producers), "--rate", strconv.Itoa(load.rate),
 		"--consumers", strconv.Itoa(load.consumers), "--consume-batch", strconv.Itoa(load.consumeBatch),
@@ -166,6 +197,10 @@ func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...s
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()
 	nodeCPU := cpuOf(t, nodes) - before
+	rpcs := rpcRequests(nodes)
+	for op, v := range rpcs {
+		rpcs[op] = (v - rpcsBefore[op]) / float64(load.count)
+	}
 	var rep struct {
 		ProduceLatency struct {
 			P99 float64 `json:"p99"`
@@ -187,7 +222,7 @@ func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...s
 		t.Fatalf("bench %s, %d lost (%v): %s", rep.Result, rep.Consume.Lost, runErr, errOut.String())
 	}
 	return benchRun{rate: rep.Consume.FullFlowRate, p99: rep.ProduceLatency.P99, e2eP50: rep.Consume.EndToEnd.P50, e2eP99: rep.Consume.EndToEnd.P99,
-		nodeCPU: nodeCPU, client: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), count: load.count}
+		nodeCPU: nodeCPU, client: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), count: load.count, rpcs: rpcs}
 }
 
 // cpuOf sums the user and system CPU time the nodes' processes used so far

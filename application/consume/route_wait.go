@@ -14,7 +14,10 @@ import (
 // local pass, in the cluster order of internals.md §5.5: a non-blocking
 // probe of every other live owner; then, for the rest of the wait, the
 // consumer parks on the local waiter queue and leaves a delivery token
-// with each of those owners. A local record, or an owner's notification
+// with each of those owners. A long poll skips the first probe when each
+// of those owners holds a live token from this node already (spared): an
+// owner offers its records through that, and a probe could only race its
+// own parked consumers. A local record, or an owner's notification
 // (then a claim to that owner) ends the wait; every 2 s of it the owners
 // are probed again as a safety net. Where tokens cannot be left (no token
 // carrier, an owner that refused them, no address to be called back on)
@@ -26,14 +29,16 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 	deadline := time.Now().Add(max(req.Wait, 0))
 	pause := reprobeIntervalMin
 	emptied := "" // an owner whose last notification gave nothing: polled for one round
-	for {
+	for first := true; ; first = false {
 		owners, ownsLocal, err := s.remoteOwners(t)
 		if err != nil {
 			return nil, "", err
 		}
 		preq := probeRequest(req, ownsLocal)
-		if ds, node := s.probe(ctx, owners, preq); len(ds) > 0 {
-			return ds, node, nil
+		if !first || !s.spared(t.Name, owners, req.Wait) {
+			if ds, node := s.probe(ctx, owners, preq); len(ds) > 0 {
+				return ds, node, nil
+			}
 		}
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
@@ -54,6 +59,12 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 			pause = min(2*pause, reprobeIntervalMax)
 		}
 	}
+}
+
+// spared reports whether a long poll may park without probing owners:
+// each holds a live token of topic from this node (internals.md §5.5).
+func (s *Service) spared(topic string, owners []string, wait time.Duration) bool {
+	return wait > 0 && s.regs.covers(owners, topic, s.clock.Now())
 }
 
 // without is owners less one ("" keeps them all).

@@ -50,6 +50,21 @@ func (r *tokenRegs) shareable(owner, topic string, now, deadline time.Time) bool
 	return ok && now.Sub(reg.sentAt) < tokenShareWindow && !reg.ends.Before(deadline)
 }
 
+// covers reports whether every one of owners holds a live token of topic
+// from this node: anything they could hand out at once they offer through
+// it, after their own parked consumers.
+func (r *tokenRegs) covers(owners []string, topic string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, owner := range owners {
+		reg, ok := r.regs[regKey{owner, topic}]
+		if !ok || !now.Before(reg.ends) {
+			return false
+		}
+	}
+	return len(owners) > 0
+}
+
 // due reports whether the keeper must (re-)send the registration at owner:
 // none is live, or it is older than the refresh interval, or it ends
 // before until.
