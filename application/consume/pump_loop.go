@@ -37,8 +37,7 @@ func (p *pump) run(ctx context.Context) {
 			}
 		}
 		p.serve(named)
-		allTokens := everything || fired
-		p.svc.offerTokens(ctx, func(topic string) bool { return allTokens || slices.Contains(named, topic) })
+		p.svc.offerTokens(ctx, named, everything || fired)
 		var ok bool
 		if fired, ok = p.sleep(ctx); !ok {
 			return

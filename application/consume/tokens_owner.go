@@ -197,6 +197,31 @@ func (b *tokenBook) offerable(now time.Time) []string {
 	return out
 }
 
+// among is offerable for the topics of named only (a pump round that
+// looks at what was named): the others keep their expired tokens and
+// lapsed holds until a round that looks at everything.
+func (b *tokenBook) among(named []string, now time.Time) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, name := range named {
+		tt, ok := b.topics[name]
+		if !ok {
+			continue
+		}
+		tt.expire(now)
+		b.holding.Add(-int64(tt.lapse(now)))
+		if len(tt.live) == 0 && len(tt.holds) == 0 {
+			delete(b.topics, name)
+			b.names.Delete(name)
+			continue
+		}
+		out = append(out, name)
+	}
+	b.pending.Store(len(b.topics) > 0)
+	return out
+}
+
 // has reports, without the lock, whether topic holds tokens or holds.
 func (b *tokenBook) has(topic string) bool {
 	_, ok := b.names.Load(topic)
@@ -206,6 +231,9 @@ func (b *tokenBook) has(topic string) bool {
 // wakeAt is the earliest hold deadline (zero when none): a hold that lapses
 // frees its record for the next token or a local consumer.
 func (b *tokenBook) wakeAt() time.Time {
+	if b.holding.Load() == 0 {
+		return time.Time{} // holds are made on the pump's goroutine, the caller's
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var at time.Time
@@ -252,16 +280,21 @@ func (s *Service) AcceptTokens(from string, regs []ports.TokenRegistration) erro
 }
 
 // offerTokens spends one token per record available beyond the holds
-// already out, on every topic with tokens that look selects (the pump
-// calls it after serving its own parked consumers, so they come first).
-func (s *Service) offerTokens(ctx context.Context, look func(topic string) bool) {
+// already out, on the topics of named that hold tokens, or with all on
+// every topic that does (the pump calls it after serving its own parked
+// consumers, so they come first). Only a round with all looks at, and
+// tidies, the tokens of topics nobody named.
+func (s *Service) offerTokens(ctx context.Context, named []string, all bool) {
 	if s.tokenPeers == nil {
 		return
 	}
-	for _, name := range s.tokens.offerable(s.clock.Now()) {
-		if !look(name) {
-			continue
-		}
+	var names []string
+	if all {
+		names = s.tokens.offerable(s.clock.Now())
+	} else {
+		names = s.tokens.among(named, s.clock.Now())
+	}
+	for _, name := range names {
 		t, err := s.topic(name)
 		if errors.Is(err, domain.ErrTopicNotFound) {
 			s.tokens.drop(name)
