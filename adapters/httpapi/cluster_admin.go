@@ -114,7 +114,7 @@ func (h *clusterAdmin) startDecommission(c *gin.Context) {
 
 func (h *clusterAdmin) cancelDecommission(c *gin.Context) {
 	q, err := parseQuery(c.Request.URL.RawQuery)
-	if err == nil && len(q["dry_run"]) > 0 {
+	if err == nil && q.has("dry_run") {
 		err = clientErr(http.StatusBadRequest, "dry_run is not accepted when cancelling a decommission")
 	}
 	if err == nil {

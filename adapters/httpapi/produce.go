@@ -174,7 +174,7 @@ func refuseBatchQuery(raw string) error {
 		return err
 	}
 	for _, name := range []string{"key", "partition", "delay_ms", "deliver_at_ms"} {
-		if _, ok := q[name]; ok {
+		if q.has(name) {
 			return clientErr(http.StatusBadRequest, "%s is set per message in a batch produce, not as a query parameter", name)
 		}
 	}

@@ -12,38 +12,61 @@ import (
 	"github.com/narad/narad/domain/deadletter"
 )
 
-// query is a raw query string split into still-escaped values, so that a bad
+// query is a raw query string whose names all unescape, read without
+// copying: a lookup walks it again (queries hold a handful of
+// parameters), and values stay escaped until asked for, so that a bad
 // escape is reported against the parameter that holds it.
-type query map[string][]string
+type query string
 
-// parseQuery splits raw on '&' and '='; names are unescaped with form rules,
-// values are kept escaped until a parameter is asked for.
+// parseQuery checks that every name of raw (split on '&' and '=')
+// unescapes with form rules.
 func parseQuery(raw string) (query, error) {
-	q := query{}
-	for raw != "" {
+	for rest := raw; rest != ""; {
 		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
+		pair, rest, _ = strings.Cut(rest, "&")
+		name, _, _ := strings.Cut(pair, "=")
+		if _, err := url.QueryUnescape(name); err != nil {
+			return "", clientErr(400, "invalid query parameter: %v", err)
+		}
+	}
+	return query(raw), nil
+}
+
+// lookup returns the first still-escaped value of name and how many times
+// name occurs.
+func (q query) lookup(name string) (first string, n int) {
+	for rest := string(q); rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
 		if pair == "" {
 			continue
 		}
-		name, value, _ := strings.Cut(pair, "=")
-		n, err := url.QueryUnescape(name)
-		if err != nil {
-			return nil, clientErr(400, "invalid query parameter: %v", err)
+		raw, value, _ := strings.Cut(pair, "=")
+		if got, _ := url.QueryUnescape(raw); got != name { // checked by parseQuery
+			continue
 		}
-		q[n] = append(q[n], value)
+		if n == 0 {
+			first = value
+		}
+		n++
 	}
-	return q, nil
+	return first, n
+}
+
+// has reports whether name occurs.
+func (q query) has(name string) bool {
+	_, n := q.lookup(name)
+	return n > 0
 }
 
 // first returns the first occurrence of name, unescaped with form rules
 // (%XX escapes, '+' = space).
 func (q query) first(name string) (string, bool, error) {
-	vs, ok := q[name]
-	if !ok {
+	raw, n := q.lookup(name)
+	if n == 0 {
 		return "", false, nil
 	}
-	v, err := url.QueryUnescape(vs[0])
+	v, err := url.QueryUnescape(raw)
 	if err != nil {
 		return "", true, clientErr(400, "invalid %s: %v", name, err)
 	}
@@ -52,7 +75,7 @@ func (q query) first(name string) (string, bool, error) {
 
 // only is first, refusing a repeated parameter.
 func (q query) only(name string) (string, bool, error) {
-	if len(q[name]) > 1 {
+	if _, n := q.lookup(name); n > 1 {
 		return "", true, clientErr(400, "duplicate %s query parameter", name)
 	}
 	return q.first(name)
@@ -185,7 +208,7 @@ func parseOffset(q query) (int64, bool, error) {
 	case n < 0:
 		return 0, true, clientErr(400, "invalid offset: must be >= 0")
 	}
-	if _, hasPartition := q["partition"]; !hasPartition {
+	if !q.has("partition") {
 		return 0, true, clientErr(400, "partition required for replay-mode consume")
 	}
 	return n, true, nil

@@ -125,3 +125,24 @@ func FuzzQueryParsers(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseQueries parses what a single consume, a single ack and a
+// pinned produce send.
+func BenchmarkParseQueries(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseConsumeQuery("wait=2s", false); err != nil {
+			b.Fatal(err)
+		}
+		q, err := parseQuery("receipt_handle=3%3A1041%3A1599635717676452009")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := parseExtend(q); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := parseProduceQuery("partition=3"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
