@@ -391,6 +391,20 @@ func (s *MetaStore) Assignments(topic string) ([]meta.Assignment, error) {
 	return read(s, func(r meta.KVReader) ([]meta.Assignment, error) { return meta.Assignments(r, topic) })
 }
 
+// EachAssignment walks a topic's rows.
+func (s *MetaStore) EachAssignment(topic string, yield func(meta.Assignment) bool) error {
+	rows, err := s.Assignments(topic)
+	if err != nil {
+		return err
+	}
+	for _, a := range rows {
+		if !yield(a) {
+			break
+		}
+	}
+	return nil
+}
+
 // Assignment reads one row.
 func (s *MetaStore) Assignment(topic string, partition int32) (meta.Assignment, bool, error) {
 	return readOne(s, func(r meta.KVReader) (meta.Assignment, bool, error) {

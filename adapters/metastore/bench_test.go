@@ -246,3 +246,38 @@ func dirBytes(dir string) int64 {
 	})
 	return total
 }
+
+// BenchmarkTopicAssignments reads a placed topic's six rows as the consume
+// path does on every consume: a copy for the caller (Assignments) against
+// a walk of the cached list (EachAssignment).
+func BenchmarkTopicAssignments(b *testing.B) {
+	n := benchNode(b, b.TempDir())
+	defer n.stop()
+	ctx := context.Background()
+	if _, err := n.store.Propose(ctx, createTopic("t", 1)); err != nil {
+		b.Fatal(err)
+	}
+	for p := range int32(3) {
+		if _, err := n.store.Propose(ctx, env(&meta.AssignPartitionIfAbsent{Topic: "t", TopicID: topicID(1), Partition: p, Owner: "bench"})); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("copy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rows, err := n.store.Assignments("t")
+			if err != nil || len(rows) != 3 {
+				b.Fatalf("%d rows, %v", len(rows), err)
+			}
+		}
+	})
+	b.Run("walk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rows := 0
+			if err := n.store.EachAssignment("t", func(meta.Assignment) bool { rows++; return true }); err != nil || rows != 3 {
+				b.Fatalf("%d rows, %v", rows, err)
+			}
+		}
+	})
+}

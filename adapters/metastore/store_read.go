@@ -73,6 +73,24 @@ func (s *Store) Assignments(topic string) ([]meta.Assignment, error) {
 	return rows, err
 }
 
+// EachAssignment walks the topic's rows as Assignments reads them, from
+// the cached list itself (cached lists are replaced, never changed).
+func (s *Store) EachAssignment(topic string, yield func(meta.Assignment) bool) error {
+	rows, ok := s.views.sharedTopicAssignments(s.sm.applied.Load(), topic)
+	if !ok {
+		var err error
+		if rows, err = s.Assignments(topic); err != nil {
+			return err
+		}
+	}
+	for _, a := range rows {
+		if !yield(a) {
+			break
+		}
+	}
+	return nil
+}
+
 // Assignment reads one row (cached until the next applied entry).
 func (s *Store) Assignment(topic string, partition int32) (meta.Assignment, bool, error) {
 	index, key := s.sm.applied.Load(), assignKey{topic: topic, partition: partition}

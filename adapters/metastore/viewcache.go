@@ -120,6 +120,16 @@ func (c *viewCache) topicAssignments(index uint64, topic string) ([]meta.Assignm
 	return slices.Clone(rows), true
 }
 
+// sharedTopicAssignments is topicAssignments without the copy: the caller
+// only reads the list, which the cache never changes in place.
+func (c *viewCache) sharedTopicAssignments(index uint64, topic string) ([]meta.Assignment, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at(index)
+	rows, ok := c.topicRows[topic]
+	return rows, ok
+}
+
 func (c *viewCache) putTopicAssignments(index uint64, topic string, rows []meta.Assignment) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -87,27 +88,23 @@ func (s *Service) checkOwnerAlive(t meta.Topic, p int32, node string) error {
 // each once, in an order rotated per call, and says whether this node owns
 // some too.
 func (s *Service) remoteOwners(t meta.Topic) (owners []string, ownsLocal bool, err error) {
-	rows, err := s.cluster.Assignments(t.Name)
-	if err != nil {
-		return nil, false, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)
-	}
 	dead, err := s.deadMembers()
 	if err != nil {
 		return nil, false, err
 	}
-	seen := map[string]bool{}
-	for _, a := range rows {
-		if a.Partition >= t.Partitions || !a.BelongsTo(t.ID) || a.Owner == "" {
-			continue
-		}
-		if a.Owner == s.self {
+	self, parts, id := s.self, t.Partitions, t.ID // the closure escapes: not t itself
+	err = s.cluster.EachAssignment(t.Name, func(a meta.Assignment) bool {
+		switch {
+		case a.Partition >= parts || !a.BelongsTo(id) || a.Owner == "":
+		case a.Owner == self:
 			ownsLocal = true
-			continue
-		}
-		if !seen[a.Owner] && !dead[a.Owner] {
-			seen[a.Owner] = true
+		case !slices.Contains(owners, a.Owner) && !dead[a.Owner]:
 			owners = append(owners, a.Owner)
 		}
+		return true
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)
 	}
 	if len(owners) > 1 {
 		start := int(s.rotor.Add(1) % uint32(len(owners)))

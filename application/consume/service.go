@@ -272,15 +272,16 @@ func (s *Service) placementOf(t meta.Topic, p int32) (placement, string, error) 
 
 // localPartitions lists t's partitions this node owns, in order.
 func (s *Service) localPartitions(t meta.Topic) ([]int32, error) {
-	rows, err := s.cluster.Assignments(t.Name)
-	if err != nil {
-		return nil, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)
-	}
 	var out []int32
-	for _, a := range rows {
-		if a.Owner == s.self && a.Partition < t.Partitions && a.BelongsTo(t.ID) {
+	self, parts, id := s.self, t.Partitions, t.ID // the closure escapes: not t itself
+	err := s.cluster.EachAssignment(t.Name, func(a meta.Assignment) bool {
+		if a.Owner == self && a.Partition < parts && a.BelongsTo(id) {
 			out = append(out, a.Partition)
 		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -240,6 +241,11 @@ func msEveryView(t *testing.T, s ports.MetadataStore) {
 	msCheck(t, "links", len(links) == 1 && links[0].Parent == "p" && links[0].Child == "c" && links[0].Remote == nil, err)
 	rows, err := s.Assignments("p")
 	msCheck(t, "assignments", len(rows) == 1 && rows[0].Owner == "n1", err)
+	var walked []meta.Assignment
+	err = s.EachAssignment("p", func(a meta.Assignment) bool { walked = append(walked, a); return true })
+	msCheck(t, "each assignment", slices.Equal(walked, rows), err)
+	err = s.EachAssignment("nope", func(meta.Assignment) bool { t.Error("a row of a topic without rows"); return true })
+	msCheck(t, "each assignment of an unknown topic", true, err)
 	row, ok, err := s.Assignment("p", 1)
 	msCheck(t, "assignment", ok && row.Target == "n3", err)
 	moves, err := s.Moves()
