@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ const (
 	benchConsumersEnv = "NARAD_E2E_BENCH_CONSUMERS"     // consumers (default 6)
 	benchBatchEnv     = "NARAD_E2E_BENCH_CONSUME_BATCH" // messages per consume (default 100; 1 = single consume and ack)
 	benchSysmonEnv    = "NARAD_E2E_BENCH_QUIET_SYSMON"  // "0" runs the nodes with Go's own runtime monitor (default: the quiet one)
+	benchBinariesEnv  = "NARAD_E2E_BENCH_BINARIES"      // TestBenchBuilds: comma-separated narad binaries to alternate
 	benchTopic        = "bench"
 	benchPartitions   = 6
 )
@@ -129,6 +131,36 @@ func TestBenchPairs(t *testing.T) {
 	}
 	m1, m3 := median(ones), median(threes)
 	t.Logf("medians: one node %.0f msg/s, three nodes %.0f msg/s: %.0f%%", m1, m3, 100*m3/max(m1, 1))
+}
+
+// TestBenchBuilds alternates whole three-node runs of the builds named in
+// NARAD_E2E_BENCH_BINARIES (build each revision with go build -o), with
+// the load of TestBenchPairs, so that a change is measured as pairs
+// against the build before it on this drifting machine. A measuring tool
+// like TestBenchPairs: it asserts only that every run lost nothing.
+func TestBenchBuilds(t *testing.T) {
+	if os.Getenv(benchPairsEnv) != "1" || os.Getenv(benchBinariesEnv) == "" {
+		t.Skipf("a measuring tool: set %s=1 and %s to run it", benchPairsEnv, benchBinariesEnv)
+	}
+	quietSysmon(t)
+	rounds, load := envInt(t, benchRoundsEnv, 3), benchLoadFromEnv(t)
+	var extra []string
+	if procs, ok := os.LookupEnv(benchProcsEnv); !ok || procs != "" {
+		extra = []string{"GOMAXPROCS=" + cmp.Or(procs, "1")}
+	}
+	t.Logf("%d rounds of %v on three nodes (%v)", rounds, load, extra)
+	built := naradBin
+	t.Cleanup(func() { naradBin = built })
+	for r := 1; r <= rounds; r++ {
+		for _, bin := range strings.Split(os.Getenv(benchBinariesEnv), ",") {
+			naradBin = bin
+			var run benchRun
+			t.Run(fmt.Sprintf("round%d/%s", r, filepath.Base(bin)), func(t *testing.T) {
+				run = benchAgainst(t, startClusterWith(t, 3, extra), load)
+			})
+			t.Logf("round %d %s: %v", r, bin, run)
+		}
+	}
 }
 
 func (b benchRun) String() string {
