@@ -184,14 +184,9 @@ func (b *tokenBook) offerable(now time.Time) []string {
 	defer b.mu.Unlock()
 	out := make([]string, 0, len(b.topics))
 	for name, tt := range b.topics {
-		tt.expire(now)
-		b.holding.Add(-int64(tt.lapse(now)))
-		if len(tt.live) == 0 && len(tt.holds) == 0 {
-			delete(b.topics, name)
-			b.names.Delete(name)
-			continue
+		if b.tidyLocked(name, tt, now) {
+			out = append(out, name)
 		}
-		out = append(out, name)
 	}
 	b.pending.Store(len(b.topics) > 0)
 	return out
@@ -205,21 +200,25 @@ func (b *tokenBook) among(named []string, now time.Time) []string {
 	defer b.mu.Unlock()
 	var out []string
 	for _, name := range named {
-		tt, ok := b.topics[name]
-		if !ok {
-			continue
+		if tt, ok := b.topics[name]; ok && b.tidyLocked(name, tt, now) {
+			out = append(out, name)
 		}
-		tt.expire(now)
-		b.holding.Add(-int64(tt.lapse(now)))
-		if len(tt.live) == 0 && len(tt.holds) == 0 {
-			delete(b.topics, name)
-			b.names.Delete(name)
-			continue
-		}
-		out = append(out, name)
 	}
 	b.pending.Store(len(b.topics) > 0)
 	return out
+}
+
+// tidyLocked drops tt's expired tokens and lapsed holds, forgets the topic
+// when it is left with neither, and reports whether it still has some.
+func (b *tokenBook) tidyLocked(name string, tt *topicTokens, now time.Time) bool {
+	tt.expire(now)
+	b.holding.Add(-int64(tt.lapse(now)))
+	if len(tt.live) > 0 || len(tt.holds) > 0 {
+		return true
+	}
+	delete(b.topics, name)
+	b.names.Delete(name)
+	return false
 }
 
 // has reports, without the lock, whether topic holds tokens or holds.
