@@ -21,7 +21,9 @@ import (
 // (then a claim to that owner) ends the wait; every 2 s of it the owners
 // are probed again as a safety net. Where tokens cannot be left (no token
 // carrier, an owner that refused them, no address to be called back on)
-// the consumer polls instead: probes paced 100 ms doubling to 1 s. It
+// the consumer polls instead: probes paced 100 ms doubling to 1 s. A node
+// that owns every placed partition (a single node) has no owner to poll:
+// its consumer re-reads the placements every 2 s of its wait. It
 // returns the deliveries and the node that served them ("" for this node).
 // A topic with no live owner yet is held for its wait, the route table
 // read again every round.
@@ -44,7 +46,11 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 		if left <= 0 || ctx.Err() != nil {
 			return nil, "", ctx.Err()
 		}
-		a, tokens, err := s.parkRouted(ctx, t, sc, owners, emptied, deadline, pause)
+		round := pause
+		if len(owners) == 0 && ownsLocal {
+			round = gatewayReprobeInterval // every partition is here: nothing to poll, only placements to re-read
+		}
+		a, tokens, err := s.parkRouted(ctx, t, sc, owners, emptied, deadline, round)
 		emptied = ""
 		switch {
 		case err != nil || len(a.ds) > 0:

@@ -331,6 +331,30 @@ func TestNoWaitConsumeProbesDespiteALiveToken(t *testing.T) {
 	<-parked
 }
 
+// A node that owns every partition of the topic (a single node) has no
+// owner to probe or poll, so its waiting consumer does not leave and
+// rejoin the queue at the polling pace (100 ms doubling): each rejoin sent
+// the pump through the topic again. It re-reads the placements every 2 s.
+func TestConsumerOnANodeOwningEverythingWaitsWithoutPolling(t *testing.T) {
+	c := newCluster(t) // no token carrier: no keeper reading the topic every 500 ms
+	c.run()
+	c.split("t", self, self)
+	before := c.topicReads.count("t")
+	start := time.Now()
+	ds, err := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Wait: 1500 * time.Millisecond, Identity: "u"})
+	if err != nil || len(ds) != 0 || time.Since(start) < 1400*time.Millisecond {
+		t.Fatalf("consume: %+v, %v after %v; want nothing after its wait", ds, err, time.Since(start))
+	}
+	// The consume's own read and the pump's round when it parked; polling
+	// rejoined at 100, 300 and 700 ms and read the topic at each.
+	if reads := c.topicReads.count("t") - before; reads > 2 {
+		t.Fatalf("the topic was read %d times over one 1.5 s wait; want at most 2", reads)
+	}
+	if probes := c.probes(); probes != 0 {
+		t.Fatalf("%d probes with no other owner", probes)
+	}
+}
+
 // probes counts the plain probes the forwarder saw.
 func (c *cluster) probes() int {
 	n := 0
