@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"errors"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -145,4 +147,46 @@ func BenchmarkParseQueries(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// ensure that reading a query in place answers as splitting it into a map
+// of every parameter's values does (the plain reading of api.md's query
+// rules): the same first value, the same duplicate refusal, the same
+// presence, for every name the query holds.
+func FuzzQueryLookupMatchesSplit(f *testing.F) {
+	for _, s := range []string{"", "a=1&a=2", "k%65y=x&key=y", "a&b=&=c", "p+q=1&p%20q=2", "x=%zz", "&&&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := parseQuery(raw)
+		split := map[string][]string{}
+		var splitErr error
+		for _, pair := range strings.Split(raw, "&") {
+			if pair == "" {
+				continue
+			}
+			name, value, _ := strings.Cut(pair, "=")
+			n, err := url.QueryUnescape(name)
+			if err != nil {
+				splitErr = err
+				break
+			}
+			split[n] = append(split[n], value)
+		}
+		if (err == nil) != (splitErr == nil) {
+			t.Fatalf("%q: parse error %v, split error %v", raw, err, splitErr)
+		}
+		if err != nil {
+			return
+		}
+		for name, values := range split {
+			first, n := q.lookup(name)
+			if n != len(values) || first != values[0] || !q.has(name) {
+				t.Fatalf("%q, %q: lookup %q x%d; split %q", raw, name, first, n, values)
+			}
+		}
+		if q.has("\x00absent") {
+			t.Fatalf("%q: has a name it does not hold", raw)
+		}
+	})
 }
