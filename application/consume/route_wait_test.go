@@ -1,0 +1,97 @@
+package consume_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/domain"
+)
+
+// A consumer arriving while every other owner holds a live token from
+// this node parks without probing them: they offer what they have through
+// the token, after their own parked consumers, so a probe could only race
+// those. Once a notification has spent the token, the next consumer probes
+// again.
+func TestLiveTokenSparesTheProbe(t *testing.T) {
+	c := newTokenCluster(t)
+	c.split("t", self, "node-2")
+	got := make(chan []domain.Delivery, 2)
+	consumer := func() {
+		ds, _ := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"})
+		got <- ds
+	}
+	go consumer()
+	eventually(t, 5*time.Second, "the first consumer's token at node-2", func() bool { return len(c.fwd.Registrations()) == 1 })
+	go consumer()
+	eventually(t, 5*time.Second, "both consumers parked", func() bool { return c.svc.Parked() == 2 })
+	if probes := c.probes(); probes != 1 {
+		t.Fatalf("%d probes; want only the first consumer's", probes)
+	}
+	for i := range 2 {
+		c.fwd.Offer("node-2", remoteDelivery("t", 1, int64(i), uint64(i+1)))
+		if !c.svc.Notified("node-2", "t") {
+			t.Fatalf("notification %d passed", i)
+		}
+		if ds := <-got; len(ds) != 1 {
+			t.Fatalf("consumer %d got %+v", i, ds)
+		}
+	}
+	// Nobody is parked, and the last notification spent the token: the
+	// next consumer probes before it parks.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.svc.Consume(ctx, consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"}); err == nil {
+		t.Fatal("consume got an answer from nowhere")
+	}
+	if probes := c.probes(); probes != 2 {
+		t.Fatalf("%d probes; want one more once the token was spent", probes)
+	}
+}
+
+// A consume without a wait never parks, so a live token does not spare
+// its probe: it asks the other owners once, as before.
+func TestNoWaitConsumeProbesDespiteALiveToken(t *testing.T) {
+	c := newTokenCluster(t)
+	c.split("t", self, "node-2")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	parked := make(chan struct{})
+	go func() {
+		defer close(parked)
+		_, _ = c.svc.Consume(ctx, consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"})
+	}()
+	eventually(t, 5*time.Second, "a token at node-2", func() bool { return len(c.fwd.Registrations()) == 1 })
+	c.fwd.Offer("node-2", remoteDelivery("t", 1, 7, 77))
+	ds, err := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Identity: "u"})
+	if err != nil || len(ds) != 1 || ds[0].Record.Offset != 7 {
+		t.Fatalf("no-wait consume: %+v, %v; want the record node-2 offered", ds, err)
+	}
+	cancel()
+	<-parked
+}
+
+// A node that owns every partition of the topic (a single node) has no
+// owner to probe or poll, so its waiting consumer does not leave and
+// rejoin the queue at the polling pace (100 ms doubling): each rejoin sent
+// the pump through the topic again. It re-reads the placements every 2 s.
+func TestConsumerOnANodeOwningEverythingWaitsWithoutPolling(t *testing.T) {
+	c := newCluster(t) // no token carrier: no keeper reading the topic every 500 ms
+	c.run()
+	c.split("t", self, self)
+	before := c.topicReads.count("t")
+	start := time.Now()
+	ds, err := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Wait: 1500 * time.Millisecond, Identity: "u"})
+	if err != nil || len(ds) != 0 || time.Since(start) < 1400*time.Millisecond {
+		t.Fatalf("consume: %+v, %v after %v; want nothing after its wait", ds, err, time.Since(start))
+	}
+	// The consume's own read and the pump's round when it parked; polling
+	// rejoined at 100, 300 and 700 ms and read the topic at each.
+	if reads := c.topicReads.count("t") - before; reads > 2 {
+		t.Fatalf("the topic was read %d times over one 1.5 s wait; want at most 2", reads)
+	}
+	if probes := c.probes(); probes != 0 {
+		t.Fatalf("%d probes with no other owner", probes)
+	}
+}
