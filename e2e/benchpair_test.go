@@ -106,16 +106,8 @@ func TestBenchPairs(t *testing.T) {
 		t.Skipf("a measuring tool: set %s=1 to run it (go tool -modfile=tools.mod task bench-cluster)", benchPairsEnv)
 	}
 	quietSysmon(t)
-	rounds, load := envInt(t, benchRoundsEnv, 3), benchLoadFromEnv(t)
-	procs, ok := os.LookupEnv(benchProcsEnv)
-	if !ok {
-		procs = "1"
-	}
-	var extra []string
-	if procs != "" {
-		extra = []string{"GOMAXPROCS=" + procs}
-	}
-	t.Logf("%d rounds of %v; three nodes with GOMAXPROCS=%q", rounds, load, procs)
+	rounds, load, extra := envInt(t, benchRoundsEnv, 3), benchLoadFromEnv(t), threeNodeEnv()
+	t.Logf("%d rounds of %v; three nodes with %v", rounds, load, extra)
 	var ones, threes []float64
 	for r := 1; r <= rounds; r++ {
 		var one, three benchRun
@@ -143,12 +135,8 @@ func TestBenchBuilds(t *testing.T) {
 		t.Skipf("a measuring tool: set %s=1 and %s to run it", benchPairsEnv, benchBinariesEnv)
 	}
 	quietSysmon(t)
-	rounds, load := envInt(t, benchRoundsEnv, 3), benchLoadFromEnv(t)
-	var extra []string
-	if procs, ok := os.LookupEnv(benchProcsEnv); !ok || procs != "" {
-		extra = []string{"GOMAXPROCS=" + cmp.Or(procs, "1")}
-	}
-	t.Logf("%d rounds of %v on three nodes (%v)", rounds, load, extra)
+	rounds, load, extra := envInt(t, benchRoundsEnv, 3), benchLoadFromEnv(t), threeNodeEnv()
+	t.Logf("%d rounds of %v on three nodes with %v", rounds, load, extra)
 	built := naradBin
 	t.Cleanup(func() { naradBin = built })
 	for r := 1; r <= rounds; r++ {
@@ -161,6 +149,20 @@ func TestBenchBuilds(t *testing.T) {
 			t.Logf("round %d %s: %v", r, bin, run)
 		}
 	}
+}
+
+// threeNodeEnv is the environment the three nodes of a pairs run add:
+// GOMAXPROCS=1 unless NARAD_E2E_BENCH_GOMAXPROCS says otherwise ("" keeps
+// Go's own).
+func threeNodeEnv() []string {
+	procs, ok := os.LookupEnv(benchProcsEnv)
+	if !ok {
+		procs = "1"
+	}
+	if procs == "" {
+		return nil
+	}
+	return []string{"GOMAXPROCS=" + procs}
 }
 
 func (b benchRun) String() string {

@@ -47,10 +47,10 @@ type MetadataTopics interface {
 type MetadataCluster interface {
 	// Assignments returns the topic's rows by partition.
 	Assignments(topic string) ([]meta.Assignment, error)
-	// EachAssignment calls yield with the topic's rows by partition until
-	// it returns false, without copying them for the caller (the read every
+	// EachAssignment calls visit with each of the topic's rows by
+	// partition, without copying them for the caller (the read every
 	// consume makes). Same errors as Assignments.
-	EachAssignment(topic string, yield func(meta.Assignment) bool) error
+	EachAssignment(topic string, visit func(meta.Assignment)) error
 	// Assignment returns one partition's row, ok=false when unplaced.
 	Assignment(topic string, partition int32) (a meta.Assignment, ok bool, err error)
 	// Moves returns every partition with a move target.

@@ -39,15 +39,13 @@ func (s *MetaStore) Assignments(topic string) ([]meta.Assignment, error) {
 }
 
 // EachAssignment walks a topic's rows.
-func (s *MetaStore) EachAssignment(topic string, yield func(meta.Assignment) bool) error {
+func (s *MetaStore) EachAssignment(topic string, visit func(meta.Assignment)) error {
 	rows, err := s.Assignments(topic)
 	if err != nil {
 		return err
 	}
 	for _, a := range rows {
-		if !yield(a) {
-			break
-		}
+		visit(a)
 	}
 	return nil
 }

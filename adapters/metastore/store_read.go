@@ -75,7 +75,7 @@ func (s *Store) Assignments(topic string) ([]meta.Assignment, error) {
 
 // EachAssignment walks the topic's rows as Assignments reads them, from
 // the cached list itself (cached lists are replaced, never changed).
-func (s *Store) EachAssignment(topic string, yield func(meta.Assignment) bool) error {
+func (s *Store) EachAssignment(topic string, visit func(meta.Assignment)) error {
 	rows, ok := s.views.sharedTopicAssignments(s.sm.applied.Load(), topic)
 	if !ok {
 		var err error
@@ -84,9 +84,7 @@ func (s *Store) EachAssignment(topic string, yield func(meta.Assignment) bool) e
 		}
 	}
 	for _, a := range rows {
-		if !yield(a) {
-			break
-		}
+		visit(a)
 	}
 	return nil
 }

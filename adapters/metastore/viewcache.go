@@ -110,10 +110,7 @@ func (c *viewCache) putAssignment(index uint64, k assignKey, v cachedAssignment)
 
 // topicAssignments returns a copy of topic's cached assignment list, if any.
 func (c *viewCache) topicAssignments(index uint64, topic string) ([]meta.Assignment, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at(index)
-	rows, ok := c.topicRows[topic]
+	rows, ok := c.sharedTopicAssignments(index, topic)
 	if !ok {
 		return nil, false
 	}

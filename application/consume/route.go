@@ -93,7 +93,7 @@ func (s *Service) remoteOwners(t meta.Topic) (owners []string, ownsLocal bool, e
 		return nil, false, err
 	}
 	self, parts, id := s.self, t.Partitions, t.ID // the closure escapes: not t itself
-	err = s.cluster.EachAssignment(t.Name, func(a meta.Assignment) bool {
+	err = s.cluster.EachAssignment(t.Name, func(a meta.Assignment) {
 		switch {
 		case a.Partition >= parts || !a.BelongsTo(id) || a.Owner == "":
 		case a.Owner == self:
@@ -101,7 +101,6 @@ func (s *Service) remoteOwners(t meta.Topic) (owners []string, ownsLocal bool, e
 		case !slices.Contains(owners, a.Owner) && !dead[a.Owner]:
 			owners = append(owners, a.Owner)
 		}
-		return true
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)

@@ -274,11 +274,10 @@ func (s *Service) placementOf(t meta.Topic, p int32) (placement, string, error) 
 func (s *Service) localPartitions(t meta.Topic) ([]int32, error) {
 	var out []int32
 	self, parts, id := s.self, t.Partitions, t.ID // the closure escapes: not t itself
-	err := s.cluster.EachAssignment(t.Name, func(a meta.Assignment) bool {
+	err := s.cluster.EachAssignment(t.Name, func(a meta.Assignment) {
 		if a.Owner == self && a.Partition < parts && a.BelongsTo(id) {
 			out = append(out, a.Partition)
 		}
-		return true
 	})
 	if err != nil {
 		return nil, fmt.Errorf("consume: read assignments of %s: %w", t.Name, err)
