@@ -84,17 +84,27 @@ type meterLine struct {
 	tail uint64
 }
 
-func (l *meterLine) add(b byte) {
-	if l.n < len(l.kept) {
-		l.kept[l.n] = b
-		l.n++
-	} else {
-		l.long = true
+// add appends b, a piece of the line without its line feed.
+func (l *meterLine) add(b []byte) {
+	k := copy(l.kept[l.n:], b)
+	l.n += k
+	l.long = l.long || k < len(b)
+	var low uint64 // the last (up to) eight bytes of b other than CR
+	got := 0
+	for j := len(b) - 1; j >= 0 && got < 8; j-- {
+		if b[j] != '\r' {
+			low |= uint64(b[j]) << (8 * got)
+			got++
+		}
 	}
-	if b != '\r' {
-		l.tail = l.tail<<8 | uint64(b)
+	if got == 8 {
+		l.tail = low
+	} else {
+		l.tail = l.tail<<(8*got) | low
 	}
 }
+
+func (l *meterLine) reset() { l.n, l.long, l.tail = 0, false, 0 }
 
 // raw is the kept bytes, without the line feed.
 func (l *meterLine) raw() []byte { return l.kept[:l.n] }
@@ -140,16 +150,29 @@ func (m *headMeter) feed(p []byte) int {
 			} else if m.left == 0 {
 				m.state = meterChunkEnd
 			}
-		case meterHead:
-			if m.msg.bytes++; m.msg.bytes > m.maxBytes {
-				m.state, m.fillLeft = meterOver, m.maxBytes+overflowFillMarginBytes
-				return i
+		default: // in a line: take it up to its line feed at once
+			piece, ended := p[i:], false
+			if nl := bytes.IndexByte(piece, '\n'); nl >= 0 {
+				piece, ended = piece[:nl], true
 			}
-			m.lineByte(p[i])
-			i++
-		default:
-			m.lineByte(p[i])
-			i++
+			n := int64(len(piece))
+			if ended {
+				n++
+			}
+			if m.state == meterHead {
+				if room := m.maxBytes - m.msg.bytes; n > room {
+					m.line.add(piece[:room]) // the block up to its cap, as counted
+					m.msg.bytes = m.maxBytes + 1
+					m.state, m.fillLeft = meterOver, m.maxBytes+overflowFillMarginBytes
+					return i + int(room)
+				}
+				m.msg.bytes += n
+			}
+			m.line.add(piece)
+			i += int(n)
+			if ended {
+				m.lineEnd()
+			}
 		}
 	}
 	return len(p)
@@ -171,11 +194,8 @@ func (m *headMeter) fill(p []byte) (int, error) {
 
 func (m *headMeter) startHead() { m.state, m.msg = meterHead, headFraming{} }
 
-func (m *headMeter) lineByte(b byte) {
-	if b != '\n' {
-		m.line.add(b)
-		return
-	}
+// lineEnd acts on the line a line feed just ended.
+func (m *headMeter) lineEnd() {
 	switch m.state {
 	case meterHead:
 		m.headLine()
@@ -191,7 +211,7 @@ func (m *headMeter) lineByte(b byte) {
 			m.startHead()
 		}
 	}
-	m.line = meterLine{}
+	m.line.reset()
 }
 
 func (m *headMeter) headLine() {

@@ -174,6 +174,31 @@ func FuzzHeadMeterAgreesWithNetHTTP(f *testing.F) {
 	})
 }
 
+// FuzzHeadMeterPiecesAgree checks that the meter ends in the same place
+// whether the client's bytes arrive one at a time or in pieces of any size:
+// it takes a line up to its line feed at once, so a piece boundary inside a
+// line, a request line's version or the cap must not change what it counts.
+func FuzzHeadMeterPiecesAgree(f *testing.F) {
+	f.Add([]byte("POST /p HTTP/1.1\r\nHost: n\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.0\r\n\r\n"), uint8(7), uint8(40))
+	f.Add([]byte("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\nA: b\r\n\r\n"), uint8(3), uint8(255))
+	f.Add([]byte("GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\r\r\n\r\n"), uint8(9), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, split, capBytes uint8) {
+		maxBytes := 16 + int64(capBytes)*4
+		one, some := newHeadMeter(maxBytes), newHeadMeter(maxBytes)
+		keptOne, keptSome := feedSplit(one, data, 1), feedSplit(some, data, int(split)+1)
+		if keptOne != keptSome || !sameMeter(one, some) {
+			t.Fatalf("byte by byte: kept %d, %+v\nin pieces of %d: kept %d, %+v", keptOne, one, int(split)+1, keptSome, some)
+		}
+	})
+}
+
+// sameMeter compares what two meters know, ignoring the stale bytes past
+// the current line.
+func sameMeter(a, b *headMeter) bool {
+	return a.state == b.state && a.left == b.left && a.fillLeft == b.fillLeft && a.msg == b.msg &&
+		a.line.long == b.line.long && a.line.tail == b.line.tail && bytes.Equal(a.line.raw(), b.line.raw())
+}
+
 // requestEnds are the offsets in data where net/http finished reading each
 // request it read whole.
 func requestEnds(data []byte) []int {
