@@ -2,9 +2,10 @@ package httpapi
 
 import (
 	"errors"
-	"github.com/narad/narad/domain/access"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/narad/narad/application/consume"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/access"
 )
 
 // waitClampedHeader carries the wait a consume actually used when the one
@@ -68,12 +70,29 @@ func (r *consumeRoutes) consume(c *gin.Context) {
 		respondRouteError(c, r.log, err)
 	case len(ds) == 0:
 		c.Status(http.StatusNoContent)
-	case req.Mode == consume.ModeBatch:
-		writeJSONBody(c, appendMessages(nil, ds))
 	default:
-		writeJSONBody(c, append(domain.AppendEnvelope(make([]byte, 0, envelopeCapacity(ds[0])), ds[0]), '\n'))
+		buf := answerPool.Get().(*[]byte)
+		var body []byte
+		if req.Mode == consume.ModeBatch {
+			body = appendMessages((*buf)[:0], ds)
+		} else {
+			body = appendEnvelope((*buf)[:0], ds[0])
+		}
+		writeJSONBody(c, body)
+		if cap(body) <= answerPooledMaxBytes {
+			*buf = body[:0]
+			answerPool.Put(buf)
+		}
 	}
 }
+
+// answerPool keeps the buffers consume answers are rendered into. A
+// ResponseWriter's Write has copied or sent the bytes when it returns
+// (HTTP/1.1 and HTTP/2 alike), so a buffer is free once its answer is
+// written; buffers above answerPooledMaxBytes are left to the collector.
+var answerPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const answerPooledMaxBytes = 256 << 10
 
 // retryAfterOwnerDown is the Retry-After of a dead owner's 503 and of a
 // single ack's forward that never left (api.md §2.14, §2.15).
@@ -119,16 +138,18 @@ func (r *consumeRoutes) clampWait(c *gin.Context, wait time.Duration) time.Durat
 	return wait
 }
 
+// appendEnvelope renders a single answer: the envelope and a newline.
+func appendEnvelope(dst []byte, d domain.Delivery) []byte {
+	return append(domain.AppendEnvelope(slices.Grow(dst, envelopeCapacity(d)), d), '\n')
+}
+
 // appendMessages renders a batch answer: {"messages":[...]} and a newline.
 func appendMessages(dst []byte, ds []domain.Delivery) []byte {
 	n := 0
 	for _, d := range ds {
 		n += envelopeCapacity(d)
 	}
-	if dst == nil {
-		dst = make([]byte, 0, n+16)
-	}
-	dst = append(dst, `{"messages":[`...)
+	dst = append(slices.Grow(dst, n+16), `{"messages":[`...)
 	for i, d := range ds {
 		if i > 0 {
 			dst = append(dst, ',')

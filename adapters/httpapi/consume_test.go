@@ -348,34 +348,3 @@ func TestConsumeCapPerIdentity(t *testing.T) {
 	<-done
 	wantEmpty(t, f.get("/v1/topics/empty/consume?max=10", "X-Test-User", "u", clientHeader, "t"))
 }
-
-// BenchmarkConsumeHandler measures one queue consume and one ack through
-// the gin engine and the real use case on fakes.
-func BenchmarkConsumeHandler(b *testing.B) {
-	f := newConsumeFixture(b, 10*time.Second, consume.Options{})
-	tp := f.topic("bench", 1, nil)
-	batch := make([]string, 1000)
-	for i := range batch {
-		batch[i] = `{"order_id":"ord_123","amount":42}`
-	}
-	for range (b.N + 999) / 1000 {
-		f.produce(tp, 0, batch...)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		rec := f.get("/v1/topics/bench/consume")
-		if rec.Code != http.StatusOK {
-			b.Fatal(rec.Code, rec.Body.String())
-		}
-		var env struct {
-			ReceiptHandle string `json:"receipt_handle"`
-		}
-		_ = json.Unmarshal(rec.Body.Bytes(), &env)
-		if rec := f.ack("bench", env.ReceiptHandle, ""); rec.Code != http.StatusNoContent {
-			b.Fatal(rec.Code, rec.Body.String())
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "consume+ack/s")
-}
