@@ -85,6 +85,13 @@ const (
 	// commitGroupMaxCount bounds the destinations whose batches leave in
 	// one commit call to a remote owner (PeerCommitter.CommitBatches).
 	commitGroupMaxCount = 64
+	// A landed batch's array of spareQueueMinRecords to spareQueueMaxRecords
+	// entries is kept for a queue to grow into, up to spareQueuesMaxCount
+	// of them (at 112 bytes an entry, under 1 MiB held at most).
+	spareQueueMinRecords = 16
+	spareQueueMaxRecords = 1024
+	spareQueuesMaxCount  = 8
+
 	// commitMaxRecords bounds the records of one commit.
 	commitMaxRecords = 4096
 	// recordOverheadBytes is what a record adds to a commit beyond its key

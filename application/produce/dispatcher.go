@@ -83,6 +83,10 @@ type Dispatcher struct {
 	walClosed bool
 	draining  bool
 
+	// spares are the arrays of landed batches, cleared, for queues to
+	// grow into instead of allocating (at most spareQueuesMaxCount).
+	spares [][]ports.WALEntry
+
 	results  chan []commitResult
 	confirms chan confirmResult
 	// commitCtx outlives Run's context so the final drain can land the

@@ -98,6 +98,7 @@ func (d *Dispatcher) settle(r commitResult) {
 
 func (d *Dispatcher) succeeded(ds *dest, r commitResult) {
 	d.done(r.batch)
+	d.recycle(r.batch)
 	if ds.failing || ds.warned {
 		d.log.Info("produce commits to the partition recovered", slog.String("topic", ds.key.topic),
 			slog.Int("partition", int(ds.key.partition)), slog.String("owner", r.owner))

@@ -204,9 +204,24 @@ func (d *Dispatcher) hold(e ports.WALEntry, ds *dest) {
 	*d.markOf(e.Seq) = markHeld
 	if len(ds.queue) == 0 {
 		ds.queuedAt = d.clock.Now()
+		if ds.queue == nil && len(d.spares) > 0 {
+			ds.queue = d.spares[len(d.spares)-1]
+			d.spares = d.spares[:len(d.spares)-1]
+		}
 	}
 	ds.queue = append(ds.queue, e)
 	d.held++
+}
+
+// recycle keeps the array of a landed batch for a queue to reuse. A batch
+// is taken from its queue with its capacity cut at its length (takeBatch),
+// so its array is its own: the queue it came from never writes into it.
+func (d *Dispatcher) recycle(batch []ports.WALEntry) {
+	if cap(batch) < spareQueueMinRecords || cap(batch) > spareQueueMaxRecords || len(d.spares) == spareQueuesMaxCount {
+		return
+	}
+	clear(batch) // the records' bytes are the collector's now
+	d.spares = append(d.spares, batch[:0])
 }
 
 func (d *Dispatcher) skip(e ports.WALEntry, ds *dest) {

@@ -144,7 +144,7 @@ func (e *env) step(t *testing.T, d time.Duration) {
 
 // run starts a dispatcher; the returned stop cancels it and waits for Run
 // to return (also done at cleanup).
-func (e *env) run(t *testing.T) (stop func()) {
+func (e *env) run(t testing.TB) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
