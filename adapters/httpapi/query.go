@@ -138,9 +138,6 @@ const (
 	modeReplay
 )
 
-// batchConsumeMax is the largest batch consume (api.md §0.8).
-const batchConsumeMax = 100
-
 // consumeParams are a consume's query parameters.
 type consumeParams struct {
 	mode         consumeMode
@@ -221,8 +218,8 @@ func parseMax(q query, hasOffset, hasClientHeader bool) (int, bool, error) {
 	}
 	n, err := strconv.Atoi(v)
 	switch {
-	case err != nil || n < 1 || n > batchConsumeMax:
-		return 0, true, clientErr(400, "invalid max: want an integer from 1 to %d", batchConsumeMax)
+	case err != nil || n < 1 || n > consume.BatchMaxMessages:
+		return 0, true, clientErr(400, "invalid max: want an integer from 1 to %d", consume.BatchMaxMessages)
 	case hasOffset:
 		return 0, true, clientErr(400, "max cannot be combined with offset: replay reads one record")
 	case !hasClientHeader:

@@ -84,6 +84,9 @@ func (s *Service) takeFrom(ctx context.Context, t meta.Topic, sc scope, p int32,
 				err = rerr
 				break
 			}
+			if out == nil { // one allocation for a full batch, none for an empty pass
+				out = make([]domain.Delivery, 0, min(max, BatchMaxMessages))
+			}
 			out = append(out, d)
 			bytes += len(d.Record.Key) + len(d.Record.Payload)
 		}
