@@ -51,7 +51,8 @@ type combineBatch struct {
 	ctx  context.Context
 	recs []domain.Record
 	// lead is closed when this batch is handed the next cycle; done when it
-	// has its outcome.
+	// has its outcome. A batch that leads a cycle at once is answered by
+	// its own cycle and has neither.
 	lead, done chan struct{}
 	first      int64
 	err        error
@@ -64,15 +65,15 @@ func newCombiner(logs ports.PartitionWriter, clock ports.Clock) *combiner {
 // commit commits recs to ref, sharing the fsync with whatever batches
 // reached ref meanwhile, and returns the offset of recs[0].
 func (c *combiner) commit(ctx context.Context, ref domain.PartitionRef, recs []domain.Record) (int64, error) {
-	b := &combineBatch{ctx: ctx, recs: recs, lead: make(chan struct{}), done: make(chan struct{})}
+	b := &combineBatch{ctx: ctx, recs: recs}
 	if c.enqueue(ref, b) {
+		c.cycle(ref) // b is among the batches it answers
+		return b.first, b.err
+	}
+	select {
+	case <-b.done:
+	case <-b.lead:
 		c.cycle(ref)
-	} else {
-		select {
-		case <-b.done:
-		case <-b.lead:
-			c.cycle(ref)
-		}
 	}
 	<-b.done
 	return b.first, b.err
@@ -87,10 +88,12 @@ func (c *combiner) enqueue(ref domain.PartitionRef, b *combineBatch) bool {
 		q = &combineQueue{}
 		c.parts[ref] = q
 	}
-	q.waiting = append(q.waiting, b)
 	if q.running {
+		b.lead, b.done = make(chan struct{}), make(chan struct{})
+		q.waiting = append(q.waiting, b)
 		return false
 	}
+	q.waiting = append(q.waiting, b)
 	q.running = true
 	return true
 }
@@ -115,6 +118,8 @@ func (c *combiner) cycle(ref domain.PartitionRef) {
 		q.combinedAt = now
 	}
 	if len(q.waiting) == 0 {
+		clear(batches)
+		q.waiting = batches[:0] // the next cycle's batches queue in this array
 		q.running = false
 		c.sweep(now)
 		return
@@ -154,12 +159,12 @@ func (c *combiner) sweep(now time.Time) {
 
 // commitAll appends the live batches as one run and answers each.
 func (c *combiner) commitAll(ref domain.PartitionRef, batches []*combineBatch) {
-	live := batches[:0:0]
+	live := batches[:0] // filtered in place
 	total := 0
 	for _, b := range batches {
 		if err := b.ctx.Err(); err != nil {
 			b.err = err
-			close(b.done)
+			b.answered()
 			continue
 		}
 		live = append(live, b)
@@ -180,6 +185,13 @@ func (c *combiner) commitAll(ref domain.PartitionRef, batches []*combineBatch) {
 	for _, b := range live {
 		b.first, b.err = first, err
 		first += int64(len(b.recs))
+		b.answered()
+	}
+}
+
+// answered wakes b's caller, if it waits for its outcome.
+func (b *combineBatch) answered() {
+	if b.done != nil {
 		close(b.done)
 	}
 }
