@@ -65,19 +65,5 @@ func TestDispatcherReusesQueuesWithoutMixingRecords(t *testing.T) {
 	}
 	wg.Wait()
 	waitFor(t, "every record carried", func() bool { return e.wal.Checkpoint() == batches*size })
-	want := map[int32][]string{}
-	for _, en := range e.walRecords(t) {
-		want[en.Record.Partition] = append(want[en.Record.Partition], string(en.Record.Payload))
-	}
-	for p := range int32(6) {
-		got := e.records(t, "t", id, p)
-		if len(got) != len(want[p]) {
-			t.Fatalf("partition %d holds %d records, want %d", p, len(got), len(want[p]))
-		}
-		for i, r := range got {
-			if string(r.Payload) != want[p][i] {
-				t.Fatalf("partition %d offset %d holds %q, want %q", p, i, r.Payload, want[p][i])
-			}
-		}
-	}
+	e.wantWALOrder(t, "t", id, 6)
 }

@@ -323,3 +323,24 @@ func (c *recordingCommitter) failures() int {
 	}
 	return n
 }
+
+// wantWALOrder checks that each of topic's partitions holds exactly the
+// records the WAL placed on it, at dense offsets and in WAL order.
+func (e *env) wantWALOrder(t *testing.T, topic string, id domain.TopicID, partitions int32) {
+	t.Helper()
+	want := map[int32][]string{}
+	for _, en := range e.walRecords(t) {
+		want[en.Record.Partition] = append(want[en.Record.Partition], string(en.Record.Payload))
+	}
+	for p := range partitions {
+		recs := e.records(t, topic, id, p)
+		if len(recs) != len(want[p]) {
+			t.Fatalf("partition %d holds %d records, want %d", p, len(recs), len(want[p]))
+		}
+		for i, r := range recs {
+			if r.Offset != int64(i) || string(r.Payload) != want[p][i] {
+				t.Fatalf("partition %d offset %d = %+v, want %q", p, i, r, want[p][i])
+			}
+		}
+	}
+}
