@@ -14,8 +14,11 @@ const (
 	// assignments stand still.
 	runnerTickInterval  = time.Second
 	runnerFullPassTicks = 30
-	// sweepEveryTicks: the stale-copy sweep runs every 30th runner tick.
-	sweepEveryTicks = 30
+	// sweepEveryTicks: the stale-copy sweep runs every 30th runner tick;
+	// while the last one found nothing to judge and the assignments stand
+	// still it is skipped, but not sweepFullEverySweeps times in a row.
+	sweepEveryTicks      = 30
+	sweepFullEverySweeps = 10
 	// leaseDrainMax bounds how long a freezing source waits for its
 	// outstanding leases to settle before the capture (or TTL/4 if
 	// shorter); leaseDrainPoll paces the look.

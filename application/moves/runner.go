@@ -89,8 +89,11 @@ type Runner struct {
 	reports  map[meta.Move]*progress
 	sweeping map[partKey]bool
 	wg       sync.WaitGroup
-	// swept is set while a stale-copy sweep runs.
-	swept atomic.Bool
+	// swept is set while a stale-copy sweep runs; cleanAt is the
+	// assignment version (+1, 0 for none) a sweep that found nothing to
+	// judge started from.
+	swept   atomic.Bool
+	cleanAt atomic.Uint64
 
 	// Owned by Tick's caller: the assignment version the last listing saw
 	// and the ticks since (a listing at least every runnerFullPassTicks).
@@ -98,6 +101,8 @@ type Runner struct {
 	since int
 	read  bool
 	ticks int
+	// sweepsSkipped counts the sweeps skipped since the last one started.
+	sweepsSkipped int
 }
 
 // NewRunner returns a Runner; it panics on a missing dependency.
@@ -131,15 +136,10 @@ func (r *Runner) Wait() { r.wg.Wait() }
 // It reads the moves (a scan of every assignment) only when the
 // assignments moved since its last listing, and at least every
 // runnerFullPassTicks ticks; every sweepEveryTicks ticks it starts the
-// stale-copy sweep unless one still runs.
+// stale-copy sweep when one is due (startSweep).
 func (r *Runner) Tick(ctx context.Context) {
-	if r.ticks++; r.ticks%sweepEveryTicks == 0 && r.d.Sweep.enabled() && r.swept.CompareAndSwap(false, true) {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer r.swept.Store(false)
-			r.sweep(ctx)
-		}()
+	if r.ticks++; r.ticks%sweepEveryTicks == 0 {
+		r.startSweep(ctx)
 	}
 	v := r.d.Store.Versions().Of(meta.ViewAssignments)
 	r.since++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/narad/narad/application/leaderconfirm"
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
 
@@ -30,43 +31,83 @@ type partKey struct {
 	partition int32
 }
 
+// startSweep starts the stale-copy sweep unless one still runs, or the
+// last one found nothing to judge and the assignments have not moved since
+// it started listing: what it judges (copies here placed elsewhere, staging
+// no move targets here) changes only with them. A full sweep still runs at
+// least every sweepFullEverySweeps sweeps.
+func (r *Runner) startSweep(ctx context.Context) {
+	if !r.d.Sweep.enabled() {
+		return
+	}
+	v := r.d.Store.Versions().Of(meta.ViewAssignments)
+	if r.cleanAt.Load() == v+1 && r.sweepsSkipped+1 < sweepFullEverySweeps {
+		r.sweepsSkipped++
+		return
+	}
+	if !r.swept.CompareAndSwap(false, true) {
+		return
+	}
+	r.sweepsSkipped = 0
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer r.swept.Store(false)
+		clean := r.sweep(ctx)
+		r.cleanAt.Store(0)
+		if clean {
+			r.cleanAt.Store(v + 1)
+		}
+	}()
+}
+
 // sweep judges every copy of a partition this node holds but neither owns
 // nor is receiving, and drops it: reclaimed when the owner vouches for
 // all of it, set aside for an operator otherwise. Anything it cannot
 // confirm (no leader, the owner unreachable, a worker running for the
-// partition) waits for the next sweep.
-func (r *Runner) sweep(ctx context.Context) {
+// partition) waits for the next sweep. It reports whether it found nothing
+// to judge: no such copy, no staging to remove, no read failing.
+func (r *Runner) sweep(ctx context.Context) (clean bool) {
 	refs, err := r.d.Sweep.Copies.LocalPartitions()
 	if err != nil {
 		r.d.Log.Warn("stale-copy sweep: list partitions", slog.Any("error", err))
-		return
+		return false
 	}
+	clean = true
 	for _, ref := range refs {
 		if ctx.Err() != nil {
-			return
+			return false
 		}
-		if !r.candidate(ref) || !r.claim(ref) {
+		judge, ok := r.candidate(ref)
+		clean = clean && ok && !judge
+		if !judge || !r.claim(ref) {
 			continue
 		}
 		r.sweepOne(ctx, ref)
 		r.release(ref)
 	}
-	r.sweepStaging()
+	return r.sweepStaging() && clean
 }
 
 // sweepStaging removes the staging of every move that no longer targets
 // this node and has no worker here (a destination that was down when its
 // move was aborted or planned elsewhere). Staging is a partial copy of a
 // partition its owner still holds: removing it loses nothing.
-func (r *Runner) sweepStaging() {
+// It reports whether there was none to remove and nothing failed.
+func (r *Runner) sweepStaging() (clean bool) {
 	staged, err := r.d.Sweep.Copies.StagedPartitions()
 	if err != nil {
 		r.d.Log.Warn("stale-copy sweep: list staging", slog.Any("error", err))
-		return
+		return false
 	}
+	clean = true
 	for _, ref := range staged {
 		row, ok, err := r.d.Store.Assignment(ref.Topic, ref.Partition)
-		if err != nil || (ok && row.Target == r.d.Self) || !r.claim(ref) {
+		if err == nil && ok && row.Target == r.d.Self {
+			continue
+		}
+		clean = false
+		if err != nil || !r.claim(ref) {
 			continue
 		}
 		if err := r.d.Installer.StagingRemove(ref); err != nil {
@@ -77,14 +118,16 @@ func (r *Runner) sweepStaging() {
 		}
 		r.release(ref)
 	}
+	return clean
 }
 
 // candidate reads the local replica: the copy is of the live incarnation
 // and the partition is placed on another node with no move to this one.
-func (r *Runner) candidate(ref domain.PartitionRef) bool {
+// read is false when the replica could not be read.
+func (r *Runner) candidate(ref domain.PartitionRef) (judge, read bool) {
 	row, ok, err := r.d.Store.Assignment(ref.Topic, ref.Partition)
 	return err == nil && ok && row.BelongsTo(string(ref.TopicID)) && row.Owner != "" &&
-		row.Owner != r.d.Self && row.Target != r.d.Self
+		row.Owner != r.d.Self && row.Target != r.d.Self, err == nil
 }
 
 // sweepOne confirms with the leader, asks the owner, judges and drops.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,5 +120,62 @@ func TestStaleCopySweep(t *testing.T) {
 	sweepOnce(t, r)
 	if got := disk.drops(); len(got) != 0 {
 		t.Fatalf("a partition moving back here was swept: %v", got)
+	}
+}
+
+// listedCopies is a disk whose copies the sweep lists are counted, with
+// no staging.
+type listedCopies struct {
+	staleCopies
+	lists atomic.Int32
+}
+
+func (c *listedCopies) LocalPartitions() ([]domain.PartitionRef, error) {
+	c.lists.Add(1)
+	return c.staleCopies.LocalPartitions()
+}
+
+func (c *listedCopies) StagedPartitions() ([]domain.PartitionRef, error) { return nil, nil }
+
+// Ensure that a sweep that found nothing to judge is not repeated while
+// the assignments stand still, is repeated once they move, and still runs
+// every SweepFullEverySweeps sweeps; a sweep that found a copy to judge is
+// repeated at the next sweep tick.
+func TestStaleCopySweepSkipsWhileNothingChanged(t *testing.T) {
+	s := fake.NewMetaStore()
+	t.Cleanup(s.Close)
+	commit(t, s,
+		&meta.CreateTopic{Name: "t", ID: topicID, Partitions: 1, VisibilityTimeoutMs: 30_000},
+		&meta.AssignPartitionIfAbsent{Topic: "t", TopicID: topicID, Partition: 0, Owner: "n2"})
+	disk := &listedCopies{}
+	r := moves.NewRunner(moves.RunnerDeps{Store: s, Peers: fake.NewTransferSource(), Installer: fake.NewInstaller(),
+		Clock: fixedClock(time.UnixMilli(1_700_000_000_000)), Log: slog.New(slog.DiscardHandler), Self: "n2",
+		Sweep: moves.SweepDeps{Copies: disk, Local: disk, Confirm: leaderconfirm.New(s)}})
+	sweeps := func(n int) int32 {
+		for range n {
+			sweepOnce(t, r)
+		}
+		return disk.lists.Load()
+	}
+	if got := sweeps(1); got != 1 {
+		t.Fatalf("first sweep listed %d times", got)
+	}
+	if got := sweeps(2); got != 1 {
+		t.Fatalf("sweeps with nothing changed listed again: %d listings", got)
+	}
+	commit(t, s, &meta.SetAssignmentTarget{Topic: "t", TopicID: topicID, Partition: 0, Target: "n3"})
+	if got := sweeps(1); got != 2 {
+		t.Fatalf("a sweep after the assignments moved: %d listings, want 2", got)
+	}
+	if got := sweeps(moves.SweepFullEverySweeps - 1); got != 2 {
+		t.Fatalf("%d quiet sweeps listed: %d listings, want 2", moves.SweepFullEverySweeps-1, got)
+	}
+	if got := sweeps(1); got != 3 {
+		t.Fatalf("the full sweep after %d skipped: %d listings, want 3", moves.SweepFullEverySweeps-1, got)
+	}
+
+	commit(t, s, &meta.CompleteMove{Topic: "t", TopicID: topicID, Partition: 0, ExpectedOwner: "n2", Target: "n3"})
+	if got := sweeps(2); got != 5 {
+		t.Fatalf("sweeps finding a copy placed elsewhere: %d listings, want 5 (each sweep judges it again)", got)
 	}
 }

@@ -1,0 +1,4 @@
+package moves
+
+// SweepFullEverySweeps exports sweepFullEverySweeps to the tests.
+const SweepFullEverySweeps = sweepFullEverySweeps
