@@ -92,8 +92,9 @@ type term struct {
 	// arrival is when a member last turned alive with no sweep since.
 	arrival time.Time
 	pending bool
-	// swept and pruned are the views the last clean sweep and prune read.
-	swept, pruned settled
+	// swept, pruned and rebalanced are the views the last clean sweep,
+	// prune and rebalance (nothing to move, no move in flight) read.
+	swept, pruned, rebalanced settled
 }
 
 // New returns a Controller; it panics on a missing dependency.

@@ -22,6 +22,12 @@ func (c *Controller) rebalance(ctx context.Context) error {
 	}
 	c.place.Lock()
 	defer c.place.Unlock()
+	now := c.clock.Now()
+	if c.term.rebalanced.holds(now, c.store.Versions()) {
+		return nil
+	}
+	memo := c.settle(now)
+	c.term.rebalanced = settled{}
 	members, err := c.store.Members()
 	if err != nil {
 		return fmt.Errorf("controller: rebalance: read members: %w", err)
@@ -38,7 +44,11 @@ func (c *Controller) rebalance(ctx context.Context) error {
 	if errs[0] != nil {
 		return errs[0] // plan on what the aborts left, next pass
 	}
-	for _, mv := range rebalance.Plan(rebalance.State{Members: members, Topics: topics, Assignments: rows, MaxInFlight: c.maxMoves}) {
+	plan := rebalance.Plan(rebalance.State{Members: members, Topics: topics, Assignments: rows, MaxInFlight: c.maxMoves})
+	if len(plan) == 0 && !anyMoving(rows) {
+		c.term.rebalanced = memo // nothing to move and no move whose target may go stale
+	}
+	for _, mv := range plan {
 		ev := &meta.SetAssignmentTarget{Topic: mv.Topic, TopicID: mv.TopicID, Partition: mv.Partition, Target: mv.To}
 		applied, err := c.store.Propose(ctx, c.envelope(ev))
 		if err == nil && !applied.Result.OK() {
@@ -83,4 +93,15 @@ func (c *Controller) abortStranded(ctx context.Context, members []meta.Member, r
 			slog.Int("partition", int(a.Partition)), slog.String("to", a.Target))
 	}
 	return errors.Join(errs...)
+}
+
+// anyMoving reports whether some partition has a move target: such a move
+// may strand as time passes (abortStranded), whatever the views say.
+func anyMoving(rows []meta.Assignment) bool {
+	for _, r := range rows {
+		if r.Target != "" {
+			return true
+		}
+	}
+	return false
 }

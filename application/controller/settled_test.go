@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad/narad/application/controller"
 	"github.com/narad/narad/domain/meta"
 )
 
@@ -49,5 +50,43 @@ func TestSettledPassesSkipTheSweepUntilAViewMoves(t *testing.T) {
 	f.tick(t)
 	if f.store.scanned() == before {
 		t.Fatal("five settled minutes did not sweep again")
+	}
+}
+
+// Ensure that a rebalance that found nothing to move, with no move in
+// flight, is not run again while the views stand still, and runs again
+// when a member turns draining (its partitions must go); a move in flight
+// keeps the rebalance running every pass, since a stranded move is found
+// by the silence of its target, which no view records.
+func TestSettledRebalanceWaitsForAViewToMove(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "n1", "n2", "n3")
+	f.voters(t, "n1", "n2", "n3")
+	f.ctl = controller.New(controller.Deps{Store: f.store, Clock: f.clock, Log: discard(), Self: self, MaxInFlightMoves: 8})
+	f.topic(t, "orders", idA, 6)
+	f.tick(t) // places orders evenly
+	f.tick(t) // nothing to place or move: settles
+	settledAt := f.store.scanned()
+	for range 3 {
+		f.heartbeat(t, "n2")
+		f.heartbeat(t, "n3")
+		f.tick(t)
+	}
+	if got := f.store.scanned() - settledAt; got != 0 {
+		t.Fatalf("settled passes made %d whole-view reads, want 0", got)
+	}
+
+	f.commit(t, f.clock.Now(), &meta.SetMemberDraining{ID: "n3", Draining: true})
+	f.tick(t)
+	moves, err := f.store.Moves()
+	if err != nil || len(moves) == 0 {
+		t.Fatalf("a draining member's partitions were not moved: %+v, %v", moves, err)
+	}
+	for range 2 {
+		before := f.store.scanned()
+		f.tick(t)
+		if f.store.scanned() == before {
+			t.Fatal("a pass with moves in flight skipped the rebalance")
+		}
 	}
 }
