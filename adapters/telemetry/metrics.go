@@ -13,8 +13,7 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	produced, producedBytes   *prometheus.CounterVec
-	consumed, consumedBytes   *prometheus.CounterVec
+	produced, consumed        *flowSeries
 	produceRejections         *prometheus.CounterVec
 	consumeWait               *prometheus.HistogramVec
 	consumeEmpty              *prometheus.CounterVec
@@ -55,10 +54,10 @@ func NewMetrics() *Metrics {
 		return g
 	}
 	m := &Metrics{Registry: r}
-	m.produced = counter("narad_messages_produced_total", "Records appended, counted on the owner.", "topic", "partition")
-	m.producedBytes = counter("narad_bytes_produced_total", "Payload bytes appended.", "topic", "partition")
-	m.consumed = counter("narad_messages_consumed_total", "Messages handed to queue consumers (replays not counted).", "topic", "partition")
-	m.consumedBytes = counter("narad_bytes_consumed_total", "Payload bytes handed to queue consumers.", "topic", "partition")
+	m.produced = newFlowSeries(r, "narad_messages_produced_total", "Records appended, counted on the owner.",
+		"narad_bytes_produced_total", "Payload bytes appended.")
+	m.consumed = newFlowSeries(r, "narad_messages_consumed_total", "Messages handed to queue consumers (replays not counted).",
+		"narad_bytes_consumed_total", "Payload bytes handed to queue consumers.")
 	m.produceRejections = counter("narad_produce_rejections_total", "Produces refused before acceptance.", "topic", "reason")
 	m.consumeEmpty = counter("narad_consume_empty_total", "Consumes that found nothing.", "topic")
 	m.extended = counter("narad_ack_extended_total", "Lease extensions.", "topic")
@@ -100,8 +99,7 @@ func part(p int32) string { return strconv.Itoa(int(p)) }
 
 // MessagesProduced implements ports.Metrics.
 func (m *Metrics) MessagesProduced(topic string, p int32, records, bytes int) {
-	m.produced.WithLabelValues(topic, part(p)).Add(float64(records))
-	m.producedBytes.WithLabelValues(topic, part(p)).Add(float64(bytes))
+	m.produced.add(topic, p, records, bytes)
 }
 
 // ProduceRejected implements ports.Metrics.
@@ -111,8 +109,7 @@ func (m *Metrics) ProduceRejected(topic, reason string) {
 
 // MessagesConsumed implements ports.Metrics.
 func (m *Metrics) MessagesConsumed(topic string, p int32, records, bytes int) {
-	m.consumed.WithLabelValues(topic, part(p)).Add(float64(records))
-	m.consumedBytes.WithLabelValues(topic, part(p)).Add(float64(bytes))
+	m.consumed.add(topic, p, records, bytes)
 }
 
 // ConsumeWaited implements ports.Metrics.

@@ -15,6 +15,8 @@ var _ ports.Metrics = (*Metrics)(nil)
 func TestSeriesNamesAndLabels(t *testing.T) {
 	m := NewMetrics()
 	m.MessagesProduced("orders", 2, 3, 300)
+	m.MessagesProduced("orders", 2, 1, 50)
+	m.MessagesProduced("audit", 0, 0, 0)
 	m.MessagesConsumed("orders", 2, 1, 100)
 	m.ConsumeWaited("orders", "timeout", time.Second)
 	m.LeaseSettled("orders", "nack")
@@ -23,7 +25,18 @@ func TestSeriesNamesAndLabels(t *testing.T) {
 	want := `
 # HELP narad_messages_produced_total Records appended, counted on the owner.
 # TYPE narad_messages_produced_total counter
-narad_messages_produced_total{partition="2",topic="orders"} 3
+narad_messages_produced_total{partition="0",topic="audit"} 0
+narad_messages_produced_total{partition="2",topic="orders"} 4
+# HELP narad_bytes_produced_total Payload bytes appended.
+# TYPE narad_bytes_produced_total counter
+narad_bytes_produced_total{partition="0",topic="audit"} 0
+narad_bytes_produced_total{partition="2",topic="orders"} 350
+# HELP narad_messages_consumed_total Messages handed to queue consumers (replays not counted).
+# TYPE narad_messages_consumed_total counter
+narad_messages_consumed_total{partition="2",topic="orders"} 1
+# HELP narad_bytes_consumed_total Payload bytes handed to queue consumers.
+# TYPE narad_bytes_consumed_total counter
+narad_bytes_consumed_total{partition="2",topic="orders"} 100
 # HELP narad_consume_empty_total Consumes that found nothing.
 # TYPE narad_consume_empty_total counter
 narad_consume_empty_total{topic="orders"} 1
@@ -35,7 +48,8 @@ narad_nack_total{topic="orders"} 1
 narad_errors_total{component="http",kind="5xx"} 1
 `
 	if err := testutil.GatherAndCompare(m.Registry, strings.NewReader(want),
-		"narad_messages_produced_total", "narad_consume_empty_total", "narad_nack_total", "narad_errors_total"); err != nil {
+		"narad_messages_produced_total", "narad_bytes_produced_total", "narad_messages_consumed_total", "narad_bytes_consumed_total",
+		"narad_consume_empty_total", "narad_nack_total", "narad_errors_total"); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.ToFloat64(m.httpRequests.WithLabelValues("POST /v1/topics/{topic}/produce", "POST", "202")); n != 1 {

@@ -33,3 +33,24 @@ func BenchmarkStorageSeriesPerPartition(b *testing.B) {
 		s.RetentionRun("orders", p, time.Millisecond)
 	}
 }
+
+// BenchmarkFlowSeriesPerPartition is the memory one newly produced-to and
+// consumed-from partition's message and byte counters take (B/op).
+func BenchmarkFlowSeriesPerPartition(b *testing.B) {
+	m := NewMetrics()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.MessagesProduced("orders", int32(i), 1, 256)
+		m.MessagesConsumed("orders", int32(i), 1, 256)
+	}
+}
+
+// BenchmarkFlowSeriesAdd is what a produce pays to count itself on a
+// partition already counted.
+func BenchmarkFlowSeriesAdd(b *testing.B) {
+	m := NewMetrics()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m.MessagesProduced("orders", int32(i%64), 1, 256)
+	}
+}
