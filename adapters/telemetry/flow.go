@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -55,7 +54,7 @@ func (f *flowSeries) Describe(ch chan<- *prometheus.Desc) {
 func (f *flowSeries) Collect(ch chan<- prometheus.Metric) {
 	f.parts.Range(func(key, value any) bool {
 		k, c := key.(partKey), value.(*flowCount)
-		p := strconv.Itoa(int(k.partition))
+		p := part(k.partition)
 		ch <- prometheus.MustNewConstMetric(f.messages, prometheus.CounterValue, float64(c.messages.Load()), k.topic, p)
 		ch <- prometheus.MustNewConstMetric(f.bytes, prometheus.CounterValue, float64(c.bytes.Load()), k.topic, p)
 		return true

@@ -53,11 +53,11 @@ func (r *Runner) startSweep(ctx context.Context) {
 	go func() {
 		defer r.wg.Done()
 		defer r.swept.Store(false)
-		clean := r.sweep(ctx)
-		r.cleanAt.Store(0)
-		if clean {
-			r.cleanAt.Store(v + 1)
+		next := uint64(0)
+		if r.sweep(ctx) {
+			next = v + 1
 		}
+		r.cleanAt.Store(next)
 	}()
 }
 

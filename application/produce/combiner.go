@@ -88,14 +88,13 @@ func (c *combiner) enqueue(ref domain.PartitionRef, b *combineBatch) bool {
 		q = &combineQueue{}
 		c.parts[ref] = q
 	}
-	if q.running {
-		b.lead, b.done = make(chan struct{}), make(chan struct{})
-		q.waiting = append(q.waiting, b)
-		return false
-	}
 	q.waiting = append(q.waiting, b)
-	q.running = true
-	return true
+	if !q.running {
+		q.running = true
+		return true
+	}
+	b.lead, b.done = make(chan struct{}), make(chan struct{}) // it waits for a cycle
+	return false
 }
 
 // cycle commits every batch queued on ref (after gathering), then hands the
