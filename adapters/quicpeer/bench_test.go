@@ -73,6 +73,52 @@ func BenchmarkCommitLikeCall(b *testing.B) {
 	b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
+// sparseCallGap is the pause between two calls of BenchmarkSparseCall:
+// about what separates one owner's calls from one node at 1,000 messages
+// a second on three nodes.
+const sparseCallGap = time.Millisecond
+
+// BenchmarkSparseCall measures the commit-like call of
+// BenchmarkCommitLikeCall (a 300-byte request this time) made by one
+// caller with a pause between calls, as node-to-node calls go at a modest
+// load: no other call shares a packet, a wake-up or a system call with
+// it. cpu-ns/op is the process's CPU (both ends) per call with the CPU of
+// as many bare pauses, measured first, taken off; pause-cpu-ns is that
+// pause's own cost. Run it with a fixed count (-benchtime 3000x): each
+// call waits sparseCallGap.
+func BenchmarkSparseCall(b *testing.B) {
+	s, _ := newServer(b, ServerOptions{})
+	s.Handle(OpCommitProduceBatch, func(context.Context, []byte) ([]byte, error) { return okReply(nil), nil })
+	c, _ := newClient(b, secretA)
+	addr := s.Addr().String()
+	req := bytes.Repeat([]byte{0x5a}, 300)
+	call := func() error {
+		_, err := c.Call(context.Background(), addr, OpCommitProduceBatch, req)
+		return err
+	}
+	if err := call(); err != nil {
+		b.Fatal(err)
+	}
+	start := cpuTime(b)
+	for range b.N {
+		time.Sleep(sparseCallGap)
+	}
+	pauses := cpuTime(b) - start
+	b.ReportAllocs()
+	b.ResetTimer()
+	start = cpuTime(b)
+	for range b.N {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(sparseCallGap)
+	}
+	used := cpuTime(b) - start
+	b.StopTimer()
+	b.ReportMetric(float64((used-pauses).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(pauses.Nanoseconds())/float64(b.N), "pause-cpu-ns")
+}
+
 // instantCommitter commits every batch at once at offset 0.
 type instantCommitter struct{}
 
