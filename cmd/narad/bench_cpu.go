@@ -77,20 +77,26 @@ type cpuSample struct {
 	at      time.Time
 	targets []metricsTarget
 	seconds []float64
+	calls   []map[string]float64 // node-to-node requests sent, by operation
 	errs    []error
 }
 
-// scrapeCPU reads every target's counter, all at once, within scrapeTimeout.
+// scrapeCPU reads every target's CPU counter and node-to-node request
+// counters, all at once, within scrapeTimeout.
 func scrapeCPU(ctx context.Context, cl *httpclient.Client, targets []metricsTarget) cpuSample {
 	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
 	defer cancel()
-	s := cpuSample{targets: targets, seconds: make([]float64, len(targets)), errs: make([]error, len(targets))}
+	s := cpuSample{targets: targets, seconds: make([]float64, len(targets)), calls: make([]map[string]float64, len(targets)),
+		errs: make([]error, len(targets))}
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
 			body, err := cl.Scrape(ctx, t.url)
 			if err == nil {
 				s.seconds[i], err = cpuSeconds(body)
+			}
+			if err == nil {
+				s.calls[i], err = callsByOp(body)
 			}
 			s.errs[i] = explainScrape(t, err)
 		})
@@ -163,6 +169,11 @@ type benchCPUReport struct {
 	UsPerMsgFullFlow *float64       `json:"us_per_msg_full_flow,omitempty"`
 	NodesRead        int            `json:"nodes_read"`
 	Nodes            []benchNodeCPU `json:"nodes"`
+	// CallsPerMsg is the node-to-node requests the nodes read sent during
+	// the run, by operation, per message through the full flow (per
+	// message produced without consumers); absent when they sent none.
+	CallsPerMsg      map[string]float64 `json:"node_calls_per_msg,omitempty"`
+	CallsPerMsgTotal *float64           `json:"node_calls_per_msg_total,omitempty"`
 }
 
 // benchNodeCPU is one node's part: its CPU seconds, or why it is missing.
@@ -175,7 +186,7 @@ type benchNodeCPU struct {
 // nodeCPU computes the report from readings before and after the run.
 func nodeCPU(before, after cpuSample, rep benchReport) *benchCPUReport {
 	r := &benchCPUReport{WindowSeconds: after.at.Sub(before.at).Seconds(), Nodes: make([]benchNodeCPU, len(before.targets))}
-	total := 0.0
+	total, read := 0.0, make([]bool, len(before.targets))
 	for i, t := range before.targets {
 		n := benchNodeCPU{Metrics: t.url}
 		switch b, a := before.seconds[i], after.seconds[i]; {
@@ -190,6 +201,7 @@ func nodeCPU(before, after cpuSample, rep benchReport) *benchCPUReport {
 			n.Seconds = &d
 			total += d
 			r.NodesRead++
+			read[i] = true
 		}
 		r.Nodes[i] = n
 	}
@@ -198,9 +210,12 @@ func nodeCPU(before, after cpuSample, rep benchReport) *benchCPUReport {
 	}
 	r.Seconds = &total
 	r.UsPerMsgProduced = perMessage(total, rep.Produced)
+	msgs := rep.Produced
 	if c := rep.Consume; c != nil {
 		r.UsPerMsgFullFlow = perMessage(total, c.Consumed-c.Unconfirmed)
+		msgs = c.Consumed - c.Unconfirmed
 	}
+	r.CallsPerMsg, r.CallsPerMsgTotal = callsPerMessage(before.calls, after.calls, read, msgs)
 	return r
 }
 
@@ -241,6 +256,7 @@ func printCPU(tw *tabwriter.Writer, r *benchCPUReport) {
 			fmt.Fprintf(tw, "node CPU by node\t%s\n", strings.Join(parts, ", "))
 		}
 	}
+	printCalls(tw, r)
 	for _, n := range r.Nodes {
 		if n.Error != "" {
 			fmt.Fprintf(tw, "metrics unreadable\t%s: %s\n", n.Metrics, n.Error)

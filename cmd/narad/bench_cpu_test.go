@@ -27,6 +27,7 @@ type fakeMetrics struct {
 	step   float64
 	status int
 	users  []string
+	extra  func(scrape int) string // more exposition lines, by scrape number (0 first)
 }
 
 func newFakeMetrics(t *testing.T, start, step float64, next http.Handler) *fakeMetrics {
@@ -53,6 +54,9 @@ func newFakeMetrics(t *testing.T, start, step float64, next http.Handler) *fakeM
 			"# TYPE process_cpu_seconds_total counter\n" +
 			"process_cpu_seconds_total " + strconv.FormatFloat(m.value, 'g', -1, 64) + "\n" +
 			"process_max_fds 1.048576e+06\n"))
+		if m.extra != nil {
+			_, _ = w.Write([]byte(m.extra(len(m.users) - 1)))
+		}
 		m.value += m.step
 	}))
 	t.Cleanup(m.srv.Close)
