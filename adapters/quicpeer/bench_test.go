@@ -51,17 +51,16 @@ func parallelCPU(b *testing.B, call func() error) time.Duration {
 	return used
 }
 
-// BenchmarkCommitLikeCall measures a commit-like RPC over real QUIC on
-// loopback: a ~1.5 KB request (five 300-byte records), a tiny reply, a
-// handler that returns at once, 16 callers at a time. cpu-ns/op is the
-// process's CPU (both ends: client and server live in this process) per
-// call, the cost the lane-pooled streams of internals.md §10.1 aim at.
-func BenchmarkCommitLikeCall(b *testing.B) {
+// commitLikeCall starts a server whose commit handler answers at once and
+// a client, makes one call of a request of size bytes (dial and stream
+// open done), and returns the call for a benchmark to repeat.
+func commitLikeCall(b *testing.B, size int) func() error {
+	b.Helper()
 	s, _ := newServer(b, ServerOptions{})
 	s.Handle(OpCommitProduceBatch, func(context.Context, []byte) ([]byte, error) { return okReply(nil), nil })
 	c, _ := newClient(b, secretA)
 	addr := s.Addr().String()
-	req := bytes.Repeat([]byte{0x5a}, 1500)
+	req := bytes.Repeat([]byte{0x5a}, size)
 	call := func() error {
 		_, err := c.Call(context.Background(), addr, OpCommitProduceBatch, req)
 		return err
@@ -69,6 +68,16 @@ func BenchmarkCommitLikeCall(b *testing.B) {
 	if err := call(); err != nil {
 		b.Fatal(err)
 	}
+	return call
+}
+
+// BenchmarkCommitLikeCall measures a commit-like RPC over real QUIC on
+// loopback: a ~1.5 KB request (five 300-byte records), a tiny reply, a
+// handler that returns at once, 16 callers at a time. cpu-ns/op is the
+// process's CPU (both ends: client and server live in this process) per
+// call, the cost the lane-pooled streams of internals.md §10.1 aim at.
+func BenchmarkCommitLikeCall(b *testing.B) {
+	call := commitLikeCall(b, 1500)
 	used := parallelCPU(b, call)
 	b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
@@ -87,18 +96,7 @@ const sparseCallGap = time.Millisecond
 // pause's own cost. Run it with a fixed count (-benchtime 3000x): each
 // call waits sparseCallGap.
 func BenchmarkSparseCall(b *testing.B) {
-	s, _ := newServer(b, ServerOptions{})
-	s.Handle(OpCommitProduceBatch, func(context.Context, []byte) ([]byte, error) { return okReply(nil), nil })
-	c, _ := newClient(b, secretA)
-	addr := s.Addr().String()
-	req := bytes.Repeat([]byte{0x5a}, 300)
-	call := func() error {
-		_, err := c.Call(context.Background(), addr, OpCommitProduceBatch, req)
-		return err
-	}
-	if err := call(); err != nil {
-		b.Fatal(err)
-	}
+	call := commitLikeCall(b, 300)
 	start := cpuTime(b)
 	for range b.N {
 		time.Sleep(sparseCallGap)
