@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -25,26 +22,18 @@ const callsShownMinPerMsg = 0.005
 // an empty map, not an error.
 func callsByOp(exposition []byte) (map[string]float64, error) {
 	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(exposition))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), callsMetric+"{")
+	err := eachSample(exposition, callsMetric, func(labels string, v float64) (bool, error) {
+		op, ok := labelValue(labels, "op")
 		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(rest, "}")
-		op, found := labelValue(labels, "op")
-		f := strings.Fields(value)
-		if !ok || !found || len(f) == 0 {
-			return nil, fmt.Errorf("%s: unreadable line %q", callsMetric, sc.Text())
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: value %q: %v", callsMetric, f[0], err)
+			return false, fmt.Errorf("%s: a series without an op label: {%s}", callsMetric, labels)
 		}
 		out[op] += v
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // labelValue finds name="value" in a series' label list (values without

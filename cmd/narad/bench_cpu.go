@@ -125,6 +125,26 @@ func cpuSeconds(exposition []byte) (float64, error) { return seriesValue(exposit
 // seriesValue finds the value of the first series named name (labels or
 // none) in a Prometheus text exposition.
 func seriesValue(exposition []byte, name string) (float64, error) {
+	var v float64
+	found := false
+	err := eachSample(exposition, name, func(_ string, x float64) (bool, error) {
+		v, found = x, true
+		return false, nil
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case !found:
+		return 0, errors.New("no " + name + " in the metrics")
+	}
+	return v, nil
+}
+
+// eachSample calls visit with the label list (without braces; "" when
+// none) and the value of every sample of the series named name in a
+// Prometheus text exposition, in order, until visit answers false or an
+// error. A sample line it cannot read is an error.
+func eachSample(exposition []byte, name string, visit func(labels string, value float64) (bool, error)) error {
 	sc := bufio.NewScanner(bytes.NewReader(exposition))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -133,27 +153,27 @@ func seriesValue(exposition []byte, name string) (float64, error) {
 		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '{') {
 			continue // a comment, another series, or a longer name
 		}
+		labels := ""
 		if strings.HasPrefix(rest, "{") {
 			end := strings.LastIndexByte(rest, '}')
 			if end < 0 {
-				return 0, fmt.Errorf("%s: unreadable line %q", name, line)
+				return fmt.Errorf("%s: unreadable line %q", name, line)
 			}
-			rest = rest[end+1:]
+			labels, rest = rest[1:end], rest[end+1:]
 		}
 		f := strings.Fields(rest)
 		if len(f) == 0 {
-			return 0, fmt.Errorf("%s: no value in %q", name, line)
+			return fmt.Errorf("%s: no value in %q", name, line)
 		}
 		v, err := strconv.ParseFloat(f[0], 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: value %q: %v", name, f[0], err)
+			return fmt.Errorf("%s: value %q: %v", name, f[0], err)
 		}
-		return v, nil
+		if more, err := visit(labels, v); err != nil || !more {
+			return err
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New("no " + name + " in the metrics")
+	return sc.Err()
 }
 
 // benchCPUReport is the nodes' CPU over a run: the difference of two
