@@ -180,25 +180,6 @@ func (b benchRun) String() string {
 	return s
 }
 
-// rpcRequests sums narad_cluster_rpc_requests_total over nodes by op (every
-// outcome); empty for a single node, which sends none.
-func rpcRequests(nodes []*node) map[string]float64 {
-	out := map[string]float64{}
-	for _, n := range nodes {
-		for _, line := range strings.Split(series(n, "narad_cluster_rpc_requests_total{"), "; ") {
-			labels, value, ok := strings.Cut(line, "} ")
-			_, op, found := strings.Cut(labels, `op="`)
-			if !ok || !found {
-				continue
-			}
-			op, _, _ = strings.Cut(op, `"`)
-			v, _ := strconv.ParseFloat(value, 64)
-			out[op] += v
-		}
-	}
-	return out
-}
-
 // benchAgainst creates the bench topic and runs narad bench with load over
 // every node of nodes, counting the nodes' CPU time over the run; user and
 // password, when given, are the credentials of a secured node.
@@ -222,7 +203,7 @@ func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...s
 		t.Fatalf("create %s: %v", benchTopic, err)
 	}
 	waitPlaced(t, c, benchTopic)
-	before, rpcsBefore := cpuOf(t, nodes), rpcRequests(nodes)
+	before := cpuOf(t, nodes)
 	cmd := exec.Command(naradBin, append(args, "bench", benchTopic, "--json", "--client", load.client,
 		"--count", strconv.Itoa(load.count), "--producers", strconv.Itoa(load.producers), "--rate", strconv.Itoa(load.rate),
 		"--consumers", strconv.Itoa(load.consumers), "--consume-batch", strconv.Itoa(load.consumeBatch),
@@ -231,10 +212,6 @@ func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...s
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()
 	nodeCPU := cpuOf(t, nodes) - before
-	rpcs := rpcRequests(nodes)
-	for op, v := range rpcs {
-		rpcs[op] = (v - rpcsBefore[op]) / float64(load.count)
-	}
 	var rep struct {
 		ProduceLatency struct {
 			P99 float64 `json:"p99"`
@@ -247,13 +224,20 @@ func benchAgainst(t *testing.T, nodes []*node, load benchLoad, userPassword ...s
 				P99 float64 `json:"p99"`
 			} `json:"end_to_end_latency_ms"`
 		} `json:"consume"`
-		Result string `json:"result"`
+		Result  string `json:"result"`
+		NodeCPU *struct {
+			Calls map[string]float64 `json:"node_calls_per_msg"`
+		} `json:"node_cpu"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.Consume == nil {
 		t.Fatalf("bench: %v (%v)\nstdout: %s\nstderr: %s", err, runErr, out.String(), errOut.String())
 	}
 	if runErr != nil || rep.Result != "PASS" || rep.Consume.Lost != 0 {
 		t.Fatalf("bench %s, %d lost (%v): %s", rep.Result, rep.Consume.Lost, runErr, errOut.String())
+	}
+	var rpcs map[string]float64 // the bench's own count, per message through the full flow
+	if rep.NodeCPU != nil {
+		rpcs = rep.NodeCPU.Calls
 	}
 	return benchRun{rate: rep.Consume.FullFlowRate, p99: rep.ProduceLatency.P99, e2eP50: rep.Consume.EndToEnd.P50, e2eP99: rep.Consume.EndToEnd.P99,
 		nodeCPU: nodeCPU, client: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), count: load.count, rpcs: rpcs}
