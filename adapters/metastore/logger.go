@@ -73,7 +73,8 @@ func leaderlessRepeat(msg string, now time.Time) bool {
 
 // routineElection reports whether msg is one of the warnings dragonboat
 // logs on every ordinary start: its config package's plaintext notice
-// (logTransport says it better, knowing the address), and its raft
+// (logTransport says it better, knowing the address) and its advice on our
+// election and heartbeat ticks, and its raft
 // package's election steps (a node starting a pre-vote or a vote, counting
 // the answers, changing role). An operator should read them as info, not
 // as something to act on. Anything else stays a warning.
@@ -88,6 +89,9 @@ func routineElection(msg string) bool {
 
 var routineElectionMessages = []string{
 	"mutual TLS disabled, communication is insecure", // logTransport says it, knowing the address
+	// Its config package's advice on the timing we chose on purpose: an
+	// election after 10 ticks, a heartbeat every 2 (constants.go).
+	"ElectionRTT is not a magnitude larger than HeartbeatRTT",
 	" became PreVote candidate", " became candidate", " became leader", " became follower",
 	" received RequestPreVoteResp ", " received RequestVoteResp ",
 	// A cluster's first election, as every member logs it.

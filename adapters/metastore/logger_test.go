@@ -54,6 +54,7 @@ func TestRoutineElectionMessagesAreInfo(t *testing.T) {
 		"breaker n1 to n2 failed, connect and process failed":                                              false,
 		"[00001:1] t3 dropped proposal, no leader":                                                         false,
 		"mutual TLS disabled, communication is insecure":                                                   true,
+		"ElectionRTT is not a magnitude larger than HeartbeatRTT":                                          true,
 	} {
 		if got := routineElection(msg); got != want {
 			t.Errorf("%q: routine=%v, want %v", msg, got, want)
