@@ -3,6 +3,8 @@ package ports
 import (
 	"context"
 	"time"
+
+	"github.com/narad/narad/domain"
 )
 
 // TokenRegistration asks a partition owner to call back once when records
@@ -27,4 +29,12 @@ type TokenPeers interface {
 	// from has a record of topic for it. claimed is false when node passes
 	// (no consumer of its own can use the record).
 	NotifyToken(ctx context.Context, node, from, topic string) (claimed bool, err error)
+	// ProbeLeavingToken is PeerForwarder.ConsumeRemote of a probe (req
+	// LocalOnly, no wait) that carries a registration of req.Topic for
+	// node from lasting ttl: an owner that finds nothing to hand out keeps
+	// the token, as RegisterTokens would have, in the probe's one round
+	// trip. left reports that it did: an empty answer from an owner that
+	// read the token. An owner that cannot read one (an older release) is
+	// probed without it, left false, and not offered one again for a while.
+	ProbeLeavingToken(ctx context.Context, owner, from string, req RemoteConsume, ttl time.Duration) (ds []domain.Delivery, left bool, err error)
 }

@@ -22,6 +22,7 @@ type TokenCall struct {
 	Node, From string
 	Regs       []ports.TokenRegistration // registrations only
 	Topic      string                    // notifications only
+	Probe      bool                      // a registration a probe carried (ProbeLeavingToken)
 }
 
 // ForwardedConsume is one ConsumeRemote a PeerForwarder saw.
@@ -101,6 +102,10 @@ func (f *PeerForwarder) ConsumeRemote(ctx context.Context, node string, req port
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.consumeLocked(node, req)
+}
+
+func (f *PeerForwarder) consumeLocked(node string, req ports.RemoteConsume) ([]domain.Delivery, error) {
 	f.consumes = append(f.consumes, ForwardedConsume{Node: node, Req: req})
 	if err := f.takeFailure(); err != nil {
 		return nil, err
@@ -204,6 +209,30 @@ func (f *PeerForwarder) RegisterTokens(ctx context.Context, owner, from string, 
 		fn(call)
 	}
 	return err
+}
+
+// ProbeLeavingToken answers as ConsumeRemote of the probe; an empty answer
+// leaves the token (recorded among the registrations, Probe set, and
+// passed to the OnRegister hook) unless RefuseTokens armed an error, which
+// plays an owner that cannot read the token: left false, no error.
+func (f *PeerForwarder) ProbeLeavingToken(ctx context.Context, owner, from string, req ports.RemoteConsume, ttl time.Duration) ([]domain.Delivery, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	req.LocalOnly, req.Wait = true, 0
+	f.mu.Lock()
+	ds, err := f.consumeLocked(owner, req)
+	left := err == nil && len(ds) == 0 && ttl > 0 && f.tokenErr == nil
+	call := TokenCall{Node: owner, From: from, Regs: []ports.TokenRegistration{{Topic: req.Topic, TTL: ttl}}, Probe: true}
+	if left {
+		f.registrations = append(f.registrations, call)
+	}
+	fn := f.registered
+	f.mu.Unlock()
+	if left && fn != nil {
+		fn(call)
+	}
+	return ds, left, err
 }
 
 // NotifyToken records the notification and answers claimed unless node

@@ -99,3 +99,32 @@ func TestPeerForwarderTokens(t *testing.T) {
 		t.Fatalf("notifications %+v", n)
 	}
 }
+
+// ensure that a probe leaving a token answers as a consume, records the
+// token only when the answer is empty (Probe set), and leaves none while
+// tokens are refused.
+func TestPeerForwarderProbeLeavingToken(t *testing.T) {
+	t.Parallel()
+	f := fake.NewPeerForwarder()
+	ctx := context.Background()
+	d := domain.Delivery{Topic: "t", Record: domain.Record{Offset: 1}}
+	f.Offer("n2", d)
+	if ds, left, err := f.ProbeLeavingToken(ctx, "n2", "n1", ports.RemoteConsume{Topic: "t", Wait: time.Second}, time.Second); err != nil || len(ds) != 1 || left {
+		t.Fatalf("probe with an offer: %+v %v %v", ds, left, err)
+	}
+	if ds, left, err := f.ProbeLeavingToken(ctx, "n2", "n1", ports.RemoteConsume{Topic: "t"}, 2*time.Second); err != nil || len(ds) != 0 || !left {
+		t.Fatalf("empty probe: %+v %v %v", ds, left, err)
+	}
+	f.RefuseTokens(domain.ErrNotImplemented)
+	if _, left, err := f.ProbeLeavingToken(ctx, "n2", "n1", ports.RemoteConsume{Topic: "t"}, time.Second); err != nil || left {
+		t.Fatalf("probe while tokens are refused: %v %v", left, err)
+	}
+	r := f.Registrations()
+	if len(r) != 1 || !r[0].Probe || r[0].Node != "n2" || r[0].From != "n1" || r[0].Regs[0].TTL != 2*time.Second {
+		t.Fatalf("registrations %+v", r)
+	}
+	cs := f.Consumes()
+	if len(cs) != 3 || !cs[0].Req.LocalOnly || cs[0].Req.Wait != 0 {
+		t.Fatalf("consumes %+v: want three local-only probes without a wait", cs)
+	}
+}

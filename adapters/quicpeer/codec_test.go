@@ -85,7 +85,7 @@ func TestRemoteConsumeFieldParity(t *testing.T) {
 		var req ports.RemoteConsume
 		f := reflect.ValueOf(&req).Elem().Field(i)
 		setNonZero(t, typ.Field(i).Name, f)
-		got, err := decodeConsumeRequest(appendConsumeRequest(nil, req))
+		got, _, err := decodeConsumeRequest(appendConsumeRequest(nil, req))
 		if err != nil || got != req {
 			t.Errorf("field %s: sent %+v, got %+v (%v)", typ.Field(i).Name, req, got, err)
 		}

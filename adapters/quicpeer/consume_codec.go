@@ -13,11 +13,15 @@ import (
 //
 //	consume request  topic string | mode u8 | partition i32 | pinned bool |
 //	                 offset i64 | max i32 | wait_ms i64 | local_only bool | claim bool |
-//	                 [identity string]
+//	                 [identity string | [token_from string | token_ttl_ms u32]]
 //
 // The trailing identity is sent only when the request acts for an
-// authenticated user (security on); a release that predates it never runs
-// secured, so it is never sent one.
+// authenticated user (security on), or, empty when it acts for none, to
+// reach the token after it; a release that predates it never runs
+// secured, so it is never sent one. The token rides a probe
+// (ProbeLeavingToken): node token_from asks for a delivery token of the
+// topic lasting token_ttl_ms (1 ms to 1 h) should the probe find nothing.
+// A release that predates it refuses the trailing bytes (bad_payload).
 //	consume reply    deliveries u32 | deliveries × (topic string | partition i32 |
 //	                 offset i64 | committed_at_ms i64 | key bytes | payload bytes |
 //	                 leased bool | [handle partition i32 | offset i64 | nonce u64])
@@ -35,7 +39,18 @@ const (
 	itemReplyMinBytes    = 2 + 4 + 4
 )
 
+// consumeToken is the delivery token a probe carries (zero: none).
+type consumeToken struct {
+	from string
+	ttl  time.Duration
+}
+
 func appendConsumeRequest(b []byte, req ports.RemoteConsume) []byte {
+	return appendConsumeWith(b, req, consumeToken{})
+}
+
+// appendConsumeWith encodes req and, when tok.ttl > 0, the token after it.
+func appendConsumeWith(b []byte, req ports.RemoteConsume, tok consumeToken) []byte {
 	b = appendString(b, req.Topic)
 	b = appendU8(b, uint8(req.Mode))
 	b = appendI32(b, req.Partition)
@@ -45,13 +60,17 @@ func appendConsumeRequest(b []byte, req ports.RemoteConsume) []byte {
 	b = appendI64(b, req.Wait.Milliseconds())
 	b = appendBool(b, req.LocalOnly)
 	b = appendBool(b, req.Claim)
-	if req.Identity != "" {
+	if req.Identity != "" || tok.ttl > 0 {
 		b = appendString(b, req.Identity)
+	}
+	if tok.ttl > 0 {
+		ms := min(max(tok.ttl.Milliseconds(), 1), int64(tokenTTLMaxMs))
+		b = appendU32(appendString(b, tok.from), uint32(ms))
 	}
 	return b
 }
 
-func decodeConsumeRequest(p []byte) (ports.RemoteConsume, error) {
+func decodeConsumeRequest(p []byte) (ports.RemoteConsume, consumeToken, error) {
 	r := reader{b: p}
 	req := ports.RemoteConsume{
 		Topic:     r.string("topic", wireNameMaxBytes),
@@ -67,6 +86,15 @@ func decodeConsumeRequest(p []byte) (ports.RemoteConsume, error) {
 	if r.err == nil && len(r.b) > 0 {
 		req.Identity = r.string("identity", wireIdentityMaxBytes)
 	}
+	var tok consumeToken
+	if r.err == nil && len(r.b) > 0 {
+		tok.from = r.string("token_from", wireNameMaxBytes)
+		ms := r.u32("token_ttl_ms")
+		if r.err == nil && (tok.from == "" || ms == 0 || ms > tokenTTLMaxMs) {
+			r.fail("token for %q of %d ms", tok.from, ms)
+		}
+		tok.ttl = time.Duration(ms) * time.Millisecond
+	}
 	switch {
 	case r.err != nil:
 	case req.Mode > ports.ConsumeReplay:
@@ -76,9 +104,9 @@ func decodeConsumeRequest(p []byte) (ports.RemoteConsume, error) {
 	}
 	req.Wait = time.Duration(waitMs) * time.Millisecond
 	if err := r.end("consume request"); err != nil {
-		return ports.RemoteConsume{}, fmt.Errorf("decode consume: %w", err)
+		return ports.RemoteConsume{}, consumeToken{}, fmt.Errorf("decode consume: %w", err)
 	}
-	return req, nil
+	return req, tok, nil
 }
 
 func appendDeliveries(b []byte, ds []domain.Delivery) []byte {

@@ -35,6 +35,10 @@ var (
 	// ErrBadPayload: an operation's request or reply payload does not decode
 	// (truncated, trailing bytes, a count or length past its cap).
 	ErrBadPayload = errors.New("quicpeer: malformed operation payload")
+	// ErrPayloadRefused: the peer answered that it could not decode the
+	// request (bad_payload); from a well-formed request, the mark of an
+	// older release that does not know a trailing field.
+	ErrPayloadRefused = errors.New("quicpeer: peer refused the request payload")
 	// ErrNoAddress: the Resolver knows no address for the node. Like a
 	// transport failure, it leaves a commit's outcome unknown.
 	ErrNoAddress = errors.New("quicpeer: no address for node")
@@ -48,14 +52,17 @@ type RemoteError struct {
 	Peer    string
 	Op      Op
 	Message string
+	Code    string // the reply's code, when the error came as a reply
 }
 
 func (e *RemoteError) Error() string {
 	return fmt.Sprintf("quicpeer: %s answered op %d: %s", e.Peer, e.Op, e.Message)
 }
 
-// Is reports ErrRemote for every remote error and ErrUnsupportedOp for the
-// peer's refusal of an unknown op.
+// Is reports ErrRemote for every remote error, ErrUnsupportedOp for the
+// peer's refusal of an unknown op and ErrPayloadRefused for its refusal of
+// a payload it could not decode.
 func (e *RemoteError) Is(target error) bool {
-	return target == ErrRemote || (target == ErrUnsupportedOp && e.Message == msgUnsupportedOp)
+	return target == ErrRemote || (target == ErrUnsupportedOp && e.Message == msgUnsupportedOp) ||
+		(target == ErrPayloadRefused && e.Code == codeBadPayload)
 }

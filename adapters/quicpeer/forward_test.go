@@ -61,7 +61,7 @@ func TestConsumeForwardKeepsIdentity(t *testing.T) {
 	if len(got) != 1 || got[0].Identity != "alice" {
 		t.Fatalf("owner saw %+v, want identity alice", got)
 	}
-	if _, err := decodeConsumeRequest(appendString(appendConsumeRequest(nil, ports.RemoteConsume{Topic: "t"}), strings.Repeat("u", 65))); err == nil {
+	if _, _, err := decodeConsumeRequest(appendString(appendConsumeRequest(nil, ports.RemoteConsume{Topic: "t"}), strings.Repeat("u", 65))); err == nil {
 		t.Fatal("an identity over 64 bytes was accepted")
 	}
 }

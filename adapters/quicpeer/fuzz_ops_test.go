@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -45,6 +46,7 @@ func FuzzCommitRequest(f *testing.F) {
 // never panic and refuse only with ErrBadPayload.
 func FuzzForwardPayloads(f *testing.F) {
 	f.Add(appendConsumeRequest(nil, ports.RemoteConsume{Topic: "t", Mode: ports.ConsumeBatch, Max: 5}))
+	f.Add(appendConsumeWith(nil, ports.RemoteConsume{Topic: "t", LocalOnly: true}, consumeToken{from: "n2", ttl: 2 * time.Second}))
 	f.Add(appendDeliveries(nil, sampleDeliveries()))
 	f.Add(appendAckBatch(nil, "t", []ackItem{{ports.SettleExtend, domain.ReceiptHandle{Offset: 1, Nonce: 2}}}))
 	f.Add(appendItemReplies(nil, []error{nil, domain.ErrLeaseGone}))
@@ -55,8 +57,14 @@ func FuzzForwardPayloads(f *testing.F) {
 				t.Fatalf("%s: unclassified error: %v", what, err)
 			}
 		}
-		_, err := decodeConsumeRequest(data)
+		req, tok, err := decodeConsumeRequest(data)
 		check("consume", err)
+		if err == nil {
+			again, tok2, err := decodeConsumeRequest(appendConsumeWith(nil, req, tok))
+			if err != nil || again != req || tok2 != tok {
+				t.Fatalf("re-encoding decoded as %+v %+v, %v; want %+v %+v", again, tok2, err, req, tok)
+			}
+		}
 		ds, err := decodeDeliveries(data)
 		check("deliveries", err)
 		if len(ds) > consumeDeliveriesMaxCount {

@@ -115,11 +115,13 @@ func RegisterConsume(srv *Server, c Consumer) {
 		panic("quicpeer: nil consumer")
 	}
 	srv.Handle(OpConsume, func(ctx context.Context, p []byte) ([]byte, error) {
-		req, err := decodeConsumeRequest(p)
+		req, tok, err := decodeConsumeRequest(p)
 		if err != nil {
 			return errReply(err), nil
 		}
-		ds, err := c.Consume(ctx, consumeRequest(req))
+		r := consumeRequest(req)
+		r.TokenFor, r.TokenTTL = tok.from, tok.ttl
+		ds, err := c.Consume(ctx, r)
 		if err != nil {
 			return errReply(err), nil
 		}

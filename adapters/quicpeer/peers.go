@@ -36,6 +36,7 @@ type Peers struct {
 	obs     Observer
 	acks    *ackRouter   // forwarded acks, extends and nacks (§5.9)
 	groups  *legacyPeers // owners that refused CommitProduceBatches (op 37)
+	probes  *legacyPeers // owners that could not read a token on a probe
 }
 
 // NewPeers returns Peers over c and r; it panics on a nil dependency.
@@ -46,7 +47,7 @@ func NewPeers(c *Client, r Resolver, opts ...PeersOption) *Peers {
 	case r == nil:
 		panic("quicpeer: nil resolver")
 	}
-	p := &Peers{client: c, resolve: r, obs: noObserver{}, groups: newLegacyPeers()}
+	p := &Peers{client: c, resolve: r, obs: noObserver{}, groups: newLegacyPeers(), probes: newLegacyPeers()}
 	p.acks = newAckRouter(p.sendAcks)
 	for _, o := range opts {
 		o(p)

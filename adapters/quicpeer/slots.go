@@ -36,7 +36,7 @@ func slotClassOf(op Op, req []byte) slotClass {
 	case OpListPartitionSegs, OpFetchSegmentChunk, OpPrepareHandoff:
 		return slotTransfer
 	case OpConsume:
-		r, err := decodeConsumeRequest(req)
+		r, _, err := decodeConsumeRequest(req)
 		if err != nil || r.LocalOnly || r.Wait <= 0 {
 			return slotMessaging
 		}

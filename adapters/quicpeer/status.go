@@ -170,5 +170,5 @@ func (rp reply) err(peer string, op Op) error {
 	if rp.detail != "" {
 		msg += ": " + rp.detail
 	}
-	return fmt.Errorf("%w: %w", domain.ErrNoAnswer, &RemoteError{Peer: peer, Op: op, Message: msg})
+	return fmt.Errorf("%w: %w", domain.ErrNoAnswer, &RemoteError{Peer: peer, Op: op, Message: msg, Code: rp.code})
 }

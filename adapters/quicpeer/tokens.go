@@ -106,6 +106,36 @@ func (p *Peers) NotifyToken(ctx context.Context, node, from, topic string) (bool
 	return claimed, nil
 }
 
+// ProbeLeavingToken probes owner (op 2, local only, no wait, under the
+// probe budget) with a token of req.Topic for from lasting ttl after the
+// request (ports.TokenPeers): an owner that finds nothing keeps the token.
+// An owner that refuses the trailing token as a payload it cannot read
+// (an older release) is probed again without it at once, on what is left
+// of the budget, and probed without one for legacyPeerMemory.
+func (p *Peers) ProbeLeavingToken(ctx context.Context, owner, from string, req ports.RemoteConsume, ttl time.Duration) ([]domain.Delivery, bool, error) {
+	req.LocalOnly, req.Wait = true, 0
+	if ttl <= 0 || p.probes.legacy(owner) {
+		ds, err := p.ConsumeRemote(ctx, owner, req)
+		return ds, false, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	body, err := p.call(ctx, owner, OpConsume, appendConsumeWith(nil, req, consumeToken{from: from, ttl: ttl}))
+	if errors.Is(err, ErrPayloadRefused) {
+		p.probes.remember(owner)
+		ds, err := p.ConsumeRemote(ctx, owner, req)
+		return ds, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ds, err := decodeDeliveries(body)
+	if err != nil {
+		return nil, false, unreadableReply("consume", owner, err)
+	}
+	return ds, len(ds) == 0, nil
+}
+
 // legacyOp turns a peer's refusal of an operation it does not know into
 // domain.ErrNotImplemented: the peer answered (it is an older release), so
 // the error is its refusal, not a transport failure.

@@ -67,6 +67,10 @@ const (
 	// tokenRPCTimeout bounds one registration or notification (our choice:
 	// the claim budget, well inside the hold).
 	tokenRPCTimeout = 500 * time.Millisecond
+	// tokenSpentMemory is how long the requester remembers a notification
+	// spending a token, against a registration's reply still on its way
+	// (a registration or a probe is answered within 500 ms or not at all).
+	tokenSpentMemory = time.Second
 	// tokenTTLMax clamps the TTL a node asks for (its wait is at most the
 	// long-poll clamp plus grace), bounding how long the book keeps it.
 	tokenTTLMax = time.Minute

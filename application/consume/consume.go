@@ -50,6 +50,13 @@ type Request struct {
 	// tokens, internals.md §5.5): with LocalOnly, it retires one hold of
 	// the topic on arrival and may take the record held for it.
 	Claim bool
+	// TokenFor and TokenTTL ride a peer's probe: when the request finds
+	// nothing to hand out, this node keeps a delivery token of Topic for
+	// node TokenFor lasting TokenTTL, as a TokenRegister (op 30) would, so
+	// an empty probe and its registration take one round trip (internals.md
+	// §5.5). Only the owner's view (Owner) reads them.
+	TokenFor string
+	TokenTTL time.Duration
 }
 
 func (r Request) max() int {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
 )
 
 // Owner is the Service as a partition owner serves its peers: every
@@ -17,9 +18,18 @@ type Owner struct{ s *Service }
 func (s *Service) Owner() *Owner { return &Owner{s: s} }
 
 // Consume serves req from local partitions only (req.LocalOnly forced).
+// A request that carries a token (TokenTTL > 0) and finds nothing leaves
+// it for its node; a refused token is the request's answer.
 func (o *Owner) Consume(ctx context.Context, req Request) ([]domain.Delivery, error) {
 	req.LocalOnly = true
-	return o.s.Consume(ctx, req)
+	ds, err := o.s.Consume(ctx, req)
+	if err != nil || len(ds) > 0 || req.TokenTTL <= 0 {
+		return ds, err
+	}
+	if err := o.s.AcceptTokens(req.TokenFor, []ports.TokenRegistration{{Topic: req.Topic, TTL: req.TokenTTL}}); err != nil {
+		return nil, err
+	}
+	return nil, nil
 }
 
 // Settle applies op to h on a local partition only.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
@@ -136,6 +137,13 @@ func remoteRequest(req Request) ports.RemoteConsume {
 // client gave up are released on the owner at once.
 func (s *Service) forwardConsume(ctx context.Context, node string, req ports.RemoteConsume) ([]domain.Delivery, error) {
 	ds, err := s.peers.ConsumeRemote(ctx, node, req)
+	return s.forwarded(ctx, node, req, ds, err)
+}
+
+// forwarded is the answer of a forward of req to node: a transport
+// failure as the client's refusal, deliveries nobody waits for any more
+// released.
+func (s *Service) forwarded(ctx context.Context, node string, req ports.RemoteConsume, ds []domain.Delivery, err error) ([]domain.Delivery, error) {
 	if err != nil {
 		return nil, forwardFailure(ctx, node, err, consumeRefusals(node))
 	}
@@ -167,17 +175,69 @@ func (s *Service) releaseRemote(ctx context.Context, node, topic string, ds []do
 // probe asks each owner in turn for what it can hand out at once
 // (local_only, no wait) and returns the first answer that holds records
 // with the node that gave it; a failed probe counts as empty (internals.md
-// §5.5).
-func (s *Service) probe(ctx context.Context, owners []string, req ports.RemoteConsume) ([]domain.Delivery, string) {
+// §5.5). A consumer that will park until deadline sends a token with the
+// last probe of the round (probeOrder), never to emptied, the owner whose
+// last notification gave nothing (it goes without a token for a round).
+func (s *Service) probe(ctx context.Context, owners []string, req ports.RemoteConsume, deadline time.Time, emptied string) ([]domain.Delivery, string) {
 	req.LocalOnly, req.Wait = true, 0
+	owners, carrier := s.probeOrder(owners, req.Topic, deadline, emptied)
 	for _, node := range owners {
 		if ctx.Err() != nil {
 			return nil, ""
 		}
-		ds, err := s.forwardConsume(ctx, node, req)
+		var ds []domain.Delivery
+		var err error
+		if node == carrier {
+			ds, err = s.probeLeavingToken(ctx, node, req, deadline)
+		} else {
+			ds, err = s.forwardConsume(ctx, node, req)
+		}
 		if err == nil && len(ds) > 0 {
 			return ds, node
 		}
 	}
 	return nil, ""
+}
+
+// probeOrder returns owners in the order to probe them and the one whose
+// probe carries this node's token of topic ("" for none). Owners that
+// must get a token for a consumer parking until deadline (none of this
+// node's there that it could share, and not emptied) go last, in their
+// rotated order; the last of them is the carrier. Its token is in place as the consumer
+// parks, one round trip after the owner found nothing, and a notification
+// through it then finds the consumer parked; a token sent with an earlier
+// probe could be spent while the later probes run, before the consumer
+// parks (a pass). The others get theirs from leaveTokens once it parked.
+func (s *Service) probeOrder(owners []string, topic string, deadline time.Time, emptied string) ([]string, string) {
+	if s.tokenPeers == nil || time.Until(deadline) <= 0 || len(owners) == 0 || !s.callable() {
+		return owners, ""
+	}
+	now := s.clock.Now()
+	until := now.Add(time.Until(deadline))
+	var held, needing []string
+	for _, o := range owners {
+		if o == emptied || s.regs.polled(o, now) || s.regs.shareable(o, topic, now, until) {
+			held = append(held, o)
+		} else {
+			needing = append(needing, o)
+		}
+	}
+	if len(needing) == 0 {
+		return owners, ""
+	}
+	return append(held, needing...), needing[len(needing)-1]
+}
+
+// probeLeavingToken probes node with a token lasting the rest of the wait
+// plus the grace: an owner that finds nothing keeps it, so the consumer
+// parks without a TokenRegister round trip (leaveTokens then finds it
+// shareable).
+func (s *Service) probeLeavingToken(ctx context.Context, node string, req ports.RemoteConsume, deadline time.Time) ([]domain.Delivery, error) {
+	now := s.clock.Now()
+	ttl := time.Until(deadline) + tokenTTLGrace
+	ds, left, err := s.tokenPeers.ProbeLeavingToken(ctx, node, s.self, req, ttl)
+	if left {
+		s.regs.sent(node, []ports.TokenRegistration{{Topic: req.Topic, TTL: ttl}}, now)
+	}
+	return s.forwarded(ctx, node, req, ds, err)
 }

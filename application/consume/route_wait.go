@@ -38,7 +38,7 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 		}
 		preq := probeRequest(req, ownsLocal)
 		if !first || !s.spared(t.Name, owners, req.Wait) {
-			if ds, node := s.probe(ctx, owners, preq); len(ds) > 0 {
+			if ds, node := s.probe(ctx, owners, preq, deadline, emptied); len(ds) > 0 {
 				return ds, node, nil
 			}
 		}

@@ -26,6 +26,11 @@ type tokenRegs struct {
 	mu      sync.Mutex
 	regs    map[regKey]tokenReg
 	refused map[string]time.Time // owner -> polled instead until then
+	// spentAt is when a notification last spent each token: a
+	// registration sent before that, whose reply comes after it, is not
+	// recorded (the owner spent it already: an owner may notify
+	// before its answer to the registration arrives here).
+	spentAt map[regKey]time.Time
 }
 
 type regKey struct{ owner, topic string }
@@ -37,7 +42,7 @@ type tokenReg struct {
 }
 
 func newTokenRegs() *tokenRegs {
-	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: map[string]time.Time{}}
+	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: map[string]time.Time{}, spentAt: map[regKey]time.Time{}}
 }
 
 // shareable reports whether a consumer parking now until deadline can rely
@@ -75,19 +80,28 @@ func (r *tokenRegs) due(owner, topic string, now, until time.Time) bool {
 	return !ok || !now.Before(reg.ends) || now.Sub(reg.sentAt) >= tokenRefreshInterval || reg.ends.Before(until)
 }
 
+// sent records regs, sent to owner at now, unless a notification from
+// owner spent the token since.
 func (r *tokenRegs) sent(owner string, regs []ports.TokenRegistration, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, reg := range regs {
-		r.regs[regKey{owner, reg.Topic}] = tokenReg{sentAt: now, ends: now.Add(reg.TTL)}
+		k := regKey{owner, reg.Topic}
+		if at, ok := r.spentAt[k]; ok && at.After(now) {
+			continue
+		}
+		r.regs[k] = tokenReg{sentAt: now, ends: now.Add(reg.TTL)}
 	}
 }
 
-// spent forgets the registration at owner: its notification used it.
-func (r *tokenRegs) spent(owner, topic string) {
+// spent forgets the registration at owner: its notification, at now, used
+// it.
+func (r *tokenRegs) spent(owner, topic string, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.regs, regKey{owner, topic})
+	k := regKey{owner, topic}
+	delete(r.regs, k)
+	r.spentAt[k] = now
 }
 
 func (r *tokenRegs) refuse(owner string, until time.Time) {
@@ -108,13 +122,19 @@ func (r *tokenRegs) polled(owner string, now time.Time) bool {
 	return ok
 }
 
-// prune forgets registrations that ended.
+// prune forgets registrations that ended, and spendings older than
+// tokenSpentMemory.
 func (r *tokenRegs) prune(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k, reg := range r.regs {
 		if !now.Before(reg.ends) {
 			delete(r.regs, k)
+		}
+	}
+	for k, at := range r.spentAt {
+		if now.Sub(at) > tokenSpentMemory {
+			delete(r.spentAt, k)
 		}
 	}
 }
@@ -188,7 +208,7 @@ func (s *Service) callable() bool {
 // consumer parked on topic for other owners' records is woken to claim it.
 // false is a pass: no such consumer is parked here.
 func (s *Service) Notified(from, topic string) bool {
-	s.regs.spent(from, topic)
+	s.regs.spent(from, topic, s.clock.Now())
 	return s.pump.handClaim(topic, from)
 }
 

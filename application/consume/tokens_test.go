@@ -45,6 +45,30 @@ func (c *cluster) wantNotified(t *testing.T, what string, nodes ...string) {
 	eventually(t, 5*time.Second, what, func() bool { return fmt.Sprint(c.notifiedNodes()) == want })
 }
 
+// parkConsumer runs a consumer of topic with wait in the background; what
+// it gets arrives on the channel.
+func (c *cluster) parkConsumer(topic string, wait time.Duration) <-chan []domain.Delivery {
+	got := make(chan []domain.Delivery, 1)
+	go func() {
+		ds, _ := c.svc.Consume(context.Background(), consume.Request{Topic: topic, Wait: wait, Identity: "u"})
+		got <- ds
+	}()
+	return got
+}
+
+// wantClaimed offers d at owner, notifies this node from owner and wants
+// the consumer parked on got to claim it.
+func (c *cluster) wantClaimed(t *testing.T, got <-chan []domain.Delivery, owner string, d domain.Delivery) {
+	t.Helper()
+	c.fwd.Offer(owner, d)
+	if !c.svc.Notified(owner, d.Topic) {
+		t.Fatal("a parked consumer passed")
+	}
+	if ds := <-got; len(ds) != 1 || ds[0].Record.Offset != d.Record.Offset {
+		t.Fatalf("consumer got %+v, want offset %d", ds, d.Record.Offset)
+	}
+}
+
 // claim is node's claim after a notification, as the node RPC serves it.
 func (c *cluster) claim(t *testing.T, topic string) []domain.Delivery {
 	t.Helper()
@@ -172,25 +196,14 @@ func TestTokenExpires(t *testing.T) {
 func TestRoutedConsumerClaimsOnNotification(t *testing.T) {
 	c := newTokenCluster(t)
 	c.split("t", self, "node-2")
-	got := make(chan []domain.Delivery, 1)
-	go func() {
-		ds, _ := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"})
-		got <- ds
-	}()
+	got := c.parkConsumer("t", 5*time.Second)
 	eventually(t, 5*time.Second, "a registration at node-2", func() bool { return len(c.fwd.Registrations()) == 1 })
 	r := c.fwd.Registrations()[0]
 	if r.Node != "node-2" || r.From != self || len(r.Regs) != 1 || r.Regs[0].Topic != "t" ||
 		r.Regs[0].TTL <= 4*time.Second || r.Regs[0].TTL > 5*time.Second+250*time.Millisecond {
 		t.Fatalf("registration %+v", r)
 	}
-	c.fwd.Offer("node-2", remoteDelivery("t", 1, 4, 44))
-	if !c.svc.Notified("node-2", "t") {
-		t.Fatal("a parked consumer passed")
-	}
-	ds := <-got
-	if len(ds) != 1 || ds[0].Record.Offset != 4 {
-		t.Fatalf("consumer got %+v", ds)
-	}
+	c.wantClaimed(t, got, "node-2", remoteDelivery("t", 1, 4, 44))
 	last := c.fwd.Consumes()[len(c.fwd.Consumes())-1]
 	if last.Node != "node-2" || !last.Req.Claim || !last.Req.LocalOnly {
 		t.Fatalf("claim %+v", last)
@@ -368,10 +381,15 @@ func (b *bridge) node(id string) *consume.Service {
 }
 
 func (b *bridge) ConsumeRemote(ctx context.Context, node string, r ports.RemoteConsume) ([]domain.Delivery, error) {
+	return b.consume(ctx, node, r, "", 0)
+}
+
+func (b *bridge) consume(ctx context.Context, node string, r ports.RemoteConsume, tokenFor string, ttl time.Duration) ([]domain.Delivery, error) {
 	modes := [...]consume.Mode{ports.ConsumeQueue: consume.ModeQueue, ports.ConsumePinned: consume.ModePinned,
 		ports.ConsumeBatch: consume.ModeBatch, ports.ConsumeReplay: consume.ModeReplay}
 	ds, err := b.node(node).Owner().Consume(ctx, consume.Request{Topic: r.Topic, Mode: modes[r.Mode], Partition: r.Partition,
-		Pinned: r.Pinned, Offset: r.Offset, Max: int(r.Max), Wait: r.Wait, Identity: "peer", LocalOnly: r.LocalOnly, Claim: r.Claim})
+		Pinned: r.Pinned, Offset: r.Offset, Max: int(r.Max), Wait: r.Wait, Identity: "peer", LocalOnly: r.LocalOnly, Claim: r.Claim,
+		TokenFor: tokenFor, TokenTTL: ttl})
 	if r.Claim {
 		b.mu.Lock()
 		b.claims = append(b.claims, len(ds))
@@ -397,6 +415,18 @@ func (b *bridge) RegisterTokens(_ context.Context, owner, from string, regs []po
 	b.tokens++
 	b.mu.Unlock()
 	return nil
+}
+
+func (b *bridge) ProbeLeavingToken(ctx context.Context, owner, from string, r ports.RemoteConsume, ttl time.Duration) ([]domain.Delivery, bool, error) {
+	r.LocalOnly, r.Wait = true, 0
+	ds, err := b.consume(ctx, owner, r, from, ttl)
+	left := err == nil && len(ds) == 0
+	if left {
+		b.mu.Lock()
+		b.tokens++
+		b.mu.Unlock()
+	}
+	return ds, left, err
 }
 
 func (b *bridge) NotifyToken(_ context.Context, node, from, topic string) (bool, error) {
