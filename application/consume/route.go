@@ -203,11 +203,12 @@ func (s *Service) probe(ctx context.Context, owners []string, req ports.RemoteCo
 // probe carries this node's token of topic ("" for none). Owners that
 // must get a token for a consumer parking until deadline (none of this
 // node's there that it could share, and not emptied) go last, in their
-// rotated order; the last of them is the carrier. Its token is in place as the consumer
-// parks, one round trip after the owner found nothing, and a notification
-// through it then finds the consumer parked; a token sent with an earlier
-// probe could be spent while the later probes run, before the consumer
-// parks (a pass). The others get theirs from leaveTokens once it parked.
+// rotated order; the last of them is the carrier. Its token is in place
+// as the consumer parks, one round trip after the owner found nothing, so
+// a notification through it finds the consumer parked; a token sent with
+// an earlier probe could be spent while the later probes run, before the
+// consumer parks (a pass). The others get theirs from leaveTokens once it
+// parked.
 func (s *Service) probeOrder(owners []string, topic string, deadline time.Time, emptied string) ([]string, string) {
 	if s.tokenPeers == nil || time.Until(deadline) <= 0 || len(owners) == 0 || !s.callable() {
 		return owners, ""
