@@ -89,13 +89,25 @@ func ackWindow(procs int) int {
 // with ctx's error when ctx ends first. A record still queued then is
 // removed and never sent (domain.ErrNotSent); one in flight is abandoned
 // (domain.ErrNoAnswer), and its RPC cancelled once no record of it has a
-// caller left.
+// caller left. A lone record that finds the lane idle enough (nothing
+// queued, room in the window) flies on the caller's goroutine under its
+// own context: the RPC it would get anyway, without a goroutine to start
+// and to wake the caller from (a forwarded ack's usual case below
+// saturation).
 func (r *ackRouter) settle(ctx context.Context, node string, recs []*ackRecord) {
 	r.mu.Lock()
 	l := r.lanes[node]
 	if l == nil {
 		l = &ackLane{}
 		r.lanes[node] = l
+	}
+	if len(recs) == 1 && len(l.queue) == 0 && l.inFlight < r.window && ctx.Err() == nil {
+		f := &ackFlight{cancel: func() {}, waiting: 1}
+		recs[0].flight = f
+		l.inFlight++
+		r.mu.Unlock()
+		r.fly(ctx, node, l, f, recs)
+		return
 	}
 	l.queue = append(l.queue, recs...)
 	r.pump(node, l)

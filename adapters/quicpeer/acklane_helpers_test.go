@@ -56,7 +56,7 @@ func (g *gatedSettler) release(n int) {
 
 // ackOwner starts a node serving settles with s over real UDP: all four
 // ops, or with legacy only ops 3, 18 and 19 (a release before AckBatch).
-func ackOwner(t *testing.T, s Settler, legacy bool) string {
+func ackOwner(t testing.TB, s Settler, legacy bool) string {
 	t.Helper()
 	srv, _ := newServer(t, ServerOptions{})
 	if legacy {
@@ -68,7 +68,7 @@ func ackOwner(t *testing.T, s Settler, legacy bool) string {
 }
 
 // ackCaller returns Peers knowing "owner" at addr, observed by obs.
-func ackCaller(t *testing.T, addr string, obs Observer, opts ...PeersOption) *Peers {
+func ackCaller(t testing.TB, addr string, obs Observer, opts ...PeersOption) *Peers {
 	t.Helper()
 	c, _ := newClient(t, secretA)
 	return NewPeers(c, staticResolver{"owner": addr}, append([]PeersOption{WithObserver(obs)}, opts...)...)

@@ -386,3 +386,24 @@ func TestAckLaneRPCCancelledWhenItsCallersGiveUp(t *testing.T) {
 		t.Fatalf("observed %v, want %v", calls, want)
 	}
 }
+
+// ensure that a lone ack the caller gives up while it is at the owner is
+// answered as sent without an answer (the outcome is unknown), its RPC
+// cancelled, and that the lane's slot comes back: the next lone ack
+// leaves at once (internals.md §5.9).
+func TestAckLaneLoneAckGivenUpInFlight(t *testing.T) {
+	t.Parallel()
+	g := newGatedSettler()
+	p := ackCaller(t, ackOwner(t, g, false), &recordingObserver{}, withAckWindow(1))
+	ctx, cancel := context.WithCancel(context.Background())
+	out := settleAsync(ctx, p, handle(1))
+	waitFor(t, "the ack at the owner", func() bool { return g.entered.Load() == 1 })
+	cancel()
+	if err := <-out; !errors.Is(err, domain.ErrNoAnswer) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the cancellation as sent without an answer", err)
+	}
+	g.release(2) // the first handler may still hold the gate if the cancel has not reached it
+	if err := <-settleAsync(context.Background(), p, handle(2)); err != nil {
+		t.Fatalf("the next ack: %v", err)
+	}
+}

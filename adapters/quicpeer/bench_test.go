@@ -96,7 +96,37 @@ const sparseCallGap = time.Millisecond
 // pause's own cost. Run it with a fixed count (-benchtime 3000x): each
 // call waits sparseCallGap.
 func BenchmarkSparseCall(b *testing.B) {
-	call := commitLikeCall(b, 300)
+	sparseCPU(b, commitLikeCall(b, 300))
+}
+
+// BenchmarkSparseSettle measures one forwarded ack (SettleRemote of one
+// handle through the ack lane, op 3, to an owner whose settle returns at
+// once) made as BenchmarkSparseCall makes its calls: one caller, a pause
+// between acks, the pauses' CPU taken off. Run it with a fixed count.
+//
+// A lone ack flying on its caller's goroutine instead of one started for
+// it, three alternated runs each of go test -run '^$' -bench
+// SparseSettle -benchtime 2000x -cpu 2 on the shared 2-core machine in a
+// slow hour (2026-12-06):
+//
+//	arm                 cpu-ns/op                  B/op   allocs/op
+//	goroutine (before)  285,214  197,016  193,122  3,390  62
+//	caller's (now)      213,586  180,338  191,110  2,868  54
+func BenchmarkSparseSettle(b *testing.B) {
+	p := ackCaller(b, ackOwner(b, &fakeService{}, false), noObserver{})
+	h := []domain.ReceiptHandle{{Partition: 1, Offset: 2, Nonce: 3}}
+	sparseCPU(b, func() error {
+		errs, err := p.SettleRemote(context.Background(), "owner", "t", h, ports.SettleAck)
+		if err == nil {
+			err = errs[0]
+		}
+		return err
+	})
+}
+
+// sparseCPU runs call b.N times with sparseCallGap after each and reports
+// the process's CPU per call less that of as many bare pauses.
+func sparseCPU(b *testing.B, call func() error) {
 	start := cpuTime(b)
 	for range b.N {
 		time.Sleep(sparseCallGap)
