@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/ports"
@@ -17,9 +18,15 @@ func (p *Peers) ConsumeRemote(ctx context.Context, node string, req ports.Remote
 	if req.LocalOnly {
 		budget = probeTimeout
 	}
+	return p.consumeWith(ctx, node, req, consumeToken{}, budget)
+}
+
+// consumeWith sends req (and tok, when tok.ttl > 0) to node as one Consume
+// call under budget and decodes the deliveries it answers.
+func (p *Peers) consumeWith(ctx context.Context, node string, req ports.RemoteConsume, tok consumeToken, budget time.Duration) ([]domain.Delivery, error) {
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	body, err := p.call(ctx, node, OpConsume, appendConsumeRequest(nil, req))
+	body, err := p.call(ctx, node, OpConsume, appendConsumeWith(nil, req, tok))
 	if err != nil {
 		return nil, err
 	}

@@ -118,9 +118,7 @@ func (p *Peers) ProbeLeavingToken(ctx context.Context, owner, from string, req p
 		ds, err := p.ConsumeRemote(ctx, owner, req)
 		return ds, false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	body, err := p.call(ctx, owner, OpConsume, appendConsumeWith(nil, req, consumeToken{from: from, ttl: ttl}))
+	ds, err := p.consumeWith(ctx, owner, req, consumeToken{from: from, ttl: ttl}, probeTimeout)
 	if errors.Is(err, ErrPayloadRefused) {
 		p.probes.remember(owner)
 		ds, err := p.ConsumeRemote(ctx, owner, req)
@@ -128,10 +126,6 @@ func (p *Peers) ProbeLeavingToken(ctx context.Context, owner, from string, req p
 	}
 	if err != nil {
 		return nil, false, err
-	}
-	ds, err := decodeDeliveries(body)
-	if err != nil {
-		return nil, false, unreadableReply("consume", owner, err)
 	}
 	return ds, len(ds) == 0, nil
 }
