@@ -234,11 +234,11 @@ func (s *Service) probeOrder(owners []string, topic string, deadline time.Time, 
 // parks without a TokenRegister round trip (leaveTokens then finds it
 // shareable).
 func (s *Service) probeLeavingToken(ctx context.Context, node string, req ports.RemoteConsume, deadline time.Time) ([]domain.Delivery, error) {
-	now := s.clock.Now()
+	now, ticket := s.clock.Now(), s.regs.begin()
 	ttl := time.Until(deadline) + tokenTTLGrace
 	ds, left, err := s.tokenPeers.ProbeLeavingToken(ctx, node, s.self, req, ttl)
 	if left {
-		s.regs.sent(node, []ports.TokenRegistration{{Topic: req.Topic, TTL: ttl}}, now)
+		s.regs.sent(node, []ports.TokenRegistration{{Topic: req.Topic, TTL: ttl}}, now, ticket)
 	}
 	return s.forwarded(ctx, node, req, ds, err)
 }

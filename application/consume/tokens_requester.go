@@ -26,11 +26,22 @@ type tokenRegs struct {
 	mu      sync.Mutex
 	regs    map[regKey]tokenReg
 	refused map[string]time.Time // owner -> polled instead until then
-	// spentAt is when a notification last spent each token: a
-	// registration sent before that, whose reply comes after it, is not
-	// recorded (the owner spent it already: an owner may notify
-	// before its answer to the registration arrives here).
-	spentAt map[regKey]time.Time
+	// sends counts the registrations begun (TokenRegister or a probe's
+	// token); each send takes the next number as its ticket.
+	sends uint64
+	// spentAt is the last notification that spent each token: a
+	// registration begun before it, whose reply comes after it, is not
+	// recorded (the owner spent it already: an owner may notify before its
+	// answer to the registration arrives here). Sends and spendings are
+	// ordered by ticket, not by clock, which may read the same for both.
+	spentAt map[regKey]spending
+}
+
+// spending is a notification that spent a token: when, and the number of
+// registrations begun by then.
+type spending struct {
+	at    time.Time
+	sends uint64
 }
 
 type regKey struct{ owner, topic string }
@@ -42,7 +53,7 @@ type tokenReg struct {
 }
 
 func newTokenRegs() *tokenRegs {
-	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: map[string]time.Time{}, spentAt: map[regKey]time.Time{}}
+	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: map[string]time.Time{}, spentAt: map[regKey]spending{}}
 }
 
 // shareable reports whether a consumer parking now until deadline can rely
@@ -80,14 +91,22 @@ func (r *tokenRegs) due(owner, topic string, now, until time.Time) bool {
 	return !ok || !now.Before(reg.ends) || now.Sub(reg.sentAt) >= tokenRefreshInterval || reg.ends.Before(until)
 }
 
-// sent records regs, sent to owner at now, unless a notification from
-// owner spent the token since.
-func (r *tokenRegs) sent(owner string, regs []ports.TokenRegistration, now time.Time) {
+// begin numbers a registration about to be sent: its ticket for sent.
+func (r *tokenRegs) begin() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sends++
+	return r.sends
+}
+
+// sent records regs, sent to owner at now under ticket, unless a
+// notification from owner spent the token after the send began.
+func (r *tokenRegs) sent(owner string, regs []ports.TokenRegistration, now time.Time, ticket uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, reg := range regs {
 		k := regKey{owner, reg.Topic}
-		if at, ok := r.spentAt[k]; ok && at.After(now) {
+		if sp, ok := r.spentAt[k]; ok && sp.sends >= ticket {
 			continue
 		}
 		r.regs[k] = tokenReg{sentAt: now, ends: now.Add(reg.TTL)}
@@ -101,7 +120,7 @@ func (r *tokenRegs) spent(owner, topic string, now time.Time) {
 	defer r.mu.Unlock()
 	k := regKey{owner, topic}
 	delete(r.regs, k)
-	r.spentAt[k] = now
+	r.spentAt[k] = spending{at: now, sends: r.sends}
 }
 
 func (r *tokenRegs) refuse(owner string, until time.Time) {
@@ -132,8 +151,8 @@ func (r *tokenRegs) prune(now time.Time) {
 			delete(r.regs, k)
 		}
 	}
-	for k, at := range r.spentAt {
-		if now.Sub(at) > tokenSpentMemory {
+	for k, sp := range r.spentAt {
+		if now.Sub(sp.at) > tokenSpentMemory {
 			delete(r.spentAt, k)
 		}
 	}
@@ -174,7 +193,7 @@ func (s *Service) leaveTokens(ctx context.Context, topic string, owners []string
 func (s *Service) register(ctx context.Context, owner string, regs []ports.TokenRegistration) bool {
 	ctx, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
 	defer cancel()
-	now := s.clock.Now()
+	now, ticket := s.clock.Now(), s.regs.begin()
 	err := s.tokenPeers.RegisterTokens(ctx, owner, s.self, regs)
 	switch {
 	case errors.Is(err, domain.ErrNotImplemented):
@@ -184,7 +203,7 @@ func (s *Service) register(ctx context.Context, owner string, regs []ports.Token
 	case err != nil:
 		return false
 	}
-	s.regs.sent(owner, regs, now)
+	s.regs.sent(owner, regs, now, ticket)
 	return true
 }
 
