@@ -131,7 +131,7 @@ func TestOwnerRefusesAProbeTokenFromItself(t *testing.T) {
 // With two owners lacking a token, only the last probe of the round
 // carries one (the consumer parks right after its answer); the other
 // owner gets its token by TokenRegister once the consumer parked. An owner
-// that still holds a shareable token is probed first, without one.
+// that still holds a live token is not probed at all.
 func TestOnlyTheLastProbeCarriesTheToken(t *testing.T) {
 	c := newTokenCluster(t)
 	c.createTopic("t", 3, nil, func(p int32) string { return [...]string{self, "node-2", "node-3"}[p] })
@@ -149,8 +149,8 @@ func TestOnlyTheLastProbeCarriesTheToken(t *testing.T) {
 	cancel()
 	<-done
 
-	// node-2's token is spent; node-3's is still shareable for a consumer
-	// parking now: node-3 is probed first and plainly, node-2 last with a token.
+	// node-2's token is spent; node-3's is still live: node-2 alone is
+	// probed, with a token.
 	c.svc.Notified("node-2", "t")
 	ctx, cancel = context.WithCancel(context.Background())
 	done = make(chan struct{})
@@ -160,7 +160,7 @@ func TestOnlyTheLastProbeCarriesTheToken(t *testing.T) {
 	}()
 	eventually(t, 5*time.Second, "the new token at node-2", func() bool { return len(c.fwd.Registrations()) == 3 })
 	regs, probes = c.fwd.Registrations(), c.fwd.Consumes()[2:]
-	if len(probes) < 2 || probes[0].Node != "node-3" || probes[1].Node != "node-2" || !regs[2].Probe || regs[2].Node != "node-2" {
+	if len(probes) != 1 || probes[0].Node != "node-2" || !regs[2].Probe || regs[2].Node != "node-2" {
 		t.Fatalf("second round: probes %+v, registrations %+v", probes, regs)
 	}
 	cancel()

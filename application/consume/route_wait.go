@@ -14,10 +14,10 @@ import (
 // local pass, in the cluster order of internals.md §5.5: a non-blocking
 // probe of every other live owner; then, for the rest of the wait, the
 // consumer parks on the local waiter queue and leaves a delivery token
-// with each of those owners. A long poll skips the first probe when each
-// of those owners holds a live token from this node already (spared): an
-// owner offers its records through that, and a probe could only race its
-// own parked consumers. A local record, or an owner's notification
+// with each of those owners. A long poll's first round skips each owner
+// holding a live token from this node already (spared): such an owner
+// offers its records through that, and a probe could only race its own
+// parked consumers. A local record, or an owner's notification
 // (then a claim to that owner) ends the wait; every 2 s of it the owners
 // are probed again as a safety net. Where tokens cannot be left (no token
 // carrier, an owner that refused them, no address to be called back on)
@@ -37,10 +37,12 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 			return nil, "", err
 		}
 		preq := probeRequest(req, ownsLocal)
-		if !first || !s.spared(t.Name, owners, req.Wait) {
-			if ds, node := s.probe(ctx, owners, preq, deadline, emptied); len(ds) > 0 {
-				return ds, node, nil
-			}
+		probed := owners
+		if first {
+			probed = s.unspared(t.Name, owners, req.Wait)
+		}
+		if ds, node := s.probe(ctx, probed, preq, deadline, emptied); len(ds) > 0 {
+			return ds, node, nil
 		}
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
@@ -67,10 +69,14 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 	}
 }
 
-// spared reports whether a long poll may park without probing owners:
-// each holds a live token of topic from this node (internals.md §5.5).
-func (s *Service) spared(topic string, owners []string, wait time.Duration) bool {
-	return wait > 0 && s.regs.covers(owners, topic, s.clock.Now())
+// unspared is the owners a consume's first probe round must ask: a long
+// poll skips each owner holding a live token of topic from this node
+// (internals.md §5.5), a consume without a wait asks them all.
+func (s *Service) unspared(topic string, owners []string, wait time.Duration) []string {
+	if wait <= 0 {
+		return owners
+	}
+	return s.regs.uncovered(owners, topic, s.clock.Now())
 }
 
 // without is owners less one ("" keeps them all).

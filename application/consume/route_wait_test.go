@@ -95,3 +95,48 @@ func TestConsumerOnANodeOwningEverythingWaitsWithoutPolling(t *testing.T) {
 		t.Fatalf("%d probes with no other owner", probes)
 	}
 }
+
+// The probe is spared owner by owner: once a notification has spent the
+// token at one owner, the next consumer probes that owner alone, not the
+// others still holding a live token from this node.
+func TestLiveTokenSparesItsOwnerOnly(t *testing.T) {
+	c := newTokenCluster(t)
+	c.split("t", self, "node-2", "node-3")
+	got := make(chan []domain.Delivery, 1)
+	go func() {
+		ds, _ := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"})
+		got <- ds
+	}()
+	eventually(t, 5*time.Second, "tokens at node-2 and node-3", func() bool { return len(c.fwd.Registrations()) == 2 })
+	c.fwd.Offer("node-2", remoteDelivery("t", 1, 0, 1))
+	if !c.svc.Notified("node-2", "t") {
+		t.Fatal("the notification passed")
+	}
+	if ds := <-got; len(ds) != 1 {
+		t.Fatalf("the consumer got %+v", ds)
+	}
+	before := c.probesOf()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := c.svc.Consume(ctx, consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"}); err == nil {
+		t.Fatal("consume got an answer from nowhere")
+	}
+	after := c.probesOf()
+	if n := after["node-2"] - before["node-2"]; n != 1 {
+		t.Fatalf("node-2, whose token was spent, probed %d times; want 1", n)
+	}
+	if n := after["node-3"] - before["node-3"]; n != 0 {
+		t.Fatalf("node-3, holding a live token, probed %d times; want 0", n)
+	}
+}
+
+// probesOf counts the probes each owner got so far.
+func (c *cluster) probesOf() map[string]int {
+	n := map[string]int{}
+	for _, f := range c.fwd.Consumes() {
+		if f.Req.LocalOnly && !f.Req.Claim {
+			n[f.Node]++
+		}
+	}
+	return n
+}

@@ -66,19 +66,19 @@ func (r *tokenRegs) shareable(owner, topic string, now, deadline time.Time) bool
 	return ok && now.Sub(reg.sentAt) < tokenShareWindow && !reg.ends.Before(deadline)
 }
 
-// covers reports whether every one of owners holds a live token of topic
-// from this node: anything they could hand out at once they offer through
-// it, after their own parked consumers.
-func (r *tokenRegs) covers(owners []string, topic string, now time.Time) bool {
+// uncovered is owners less those holding a live token of topic from this
+// node, in their order: anything a holder could hand out at once it offers
+// through that token, after its own parked consumers.
+func (r *tokenRegs) uncovered(owners []string, topic string, now time.Time) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	out := make([]string, 0, len(owners))
 	for _, owner := range owners {
-		reg, ok := r.regs[regKey{owner, topic}]
-		if !ok || !now.Before(reg.ends) {
-			return false
+		if reg, ok := r.regs[regKey{owner, topic}]; !ok || !now.Before(reg.ends) {
+			out = append(out, owner)
 		}
 	}
-	return len(owners) > 0
+	return out
 }
 
 // due reports whether the keeper must (re-)send the registration at owner:
