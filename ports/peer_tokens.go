@@ -17,7 +17,7 @@ type TokenRegistration struct {
 }
 
 // TokenPeers carries delivery tokens between nodes (node RPC ops 30
-// TokenRegister and 31 TokenNotify). Safe for concurrent use. Errors fall
+// TokenRegister, 31 TokenNotify and 41 TokenPush). Safe for concurrent use. Errors fall
 // in the classes of PeerForwarder; a node that predates the operations
 // answers domain.ErrNotImplemented.
 type TokenPeers interface {
@@ -29,6 +29,10 @@ type TokenPeers interface {
 	// from has a record of topic for it. claimed is false when node passes
 	// (no consumer of its own can use the record).
 	NotifyToken(ctx context.Context, node, from, topic string) (claimed bool, err error)
+	// PushToken spends node's token of topic at from by handing it ds, the
+	// record(s) from reserved for it: taken is false when node passes (no
+	// consumer of its own can use them), and from then releases them.
+	PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (taken bool, err error)
 	// ProbeLeavingToken is PeerForwarder.ConsumeRemote of a probe (req
 	// LocalOnly, no wait) that carries a registration of req.Topic for
 	// node from lasting ttl: an owner that finds nothing to hand out keeps

@@ -21,8 +21,9 @@ var (
 type TokenCall struct {
 	Node, From string
 	Regs       []ports.TokenRegistration // registrations only
-	Topic      string                    // notifications only
+	Topic      string                    // notifications and pushes only
 	Probe      bool                      // a registration a probe carried (ProbeLeavingToken)
+	Pushed     []domain.Delivery         // pushes only (PushToken)
 }
 
 // ForwardedConsume is one ConsumeRemote a PeerForwarder saw.
@@ -48,8 +49,10 @@ type ForwardedSettle struct {
 // (never left), ErrFakePeerFailure (the default: sent, no answer), or an
 // owner's domain error. Calls are recorded whatever their outcome. As a
 // ports.TokenPeers it records registrations (RefuseTokens fails them) and
-// notifications, answered claimed unless PassNotifications says otherwise;
-// OnRegister plays the owner's side. Safe for concurrent use.
+// notifications and pushes, answered claimed (taken) unless
+// PassNotifications says otherwise; RefusePushes plays a node that
+// predates pushes; OnRegister plays the owner's side. Safe for concurrent
+// use.
 type PeerForwarder struct {
 	mu       sync.Mutex
 	offers   map[string][][]domain.Delivery
@@ -60,6 +63,8 @@ type PeerForwarder struct {
 
 	registrations []TokenCall
 	notifications []TokenCall
+	pushes        []TokenCall
+	pushErr       error           // answers every PushToken when set
 	tokenErr      error           // answers every RegisterTokens when set
 	passes        map[string]bool // nodes that pass notifications
 	registered    func(TokenCall)

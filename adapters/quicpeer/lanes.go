@@ -32,7 +32,7 @@ func laneOf(op Op) lane {
 	switch op {
 	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches, OpCommitScheduled:
 		return laneProduce
-	case OpConsume, OpTokenRegister, OpTokenNotify:
+	case OpConsume, OpTokenRegister, OpTokenNotify, OpTokenPush:
 		return laneConsume
 	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpNackDelayed:
 		return laneAck

@@ -55,7 +55,7 @@ var opLabels = map[Op]string{
 	OpAckBatch: "ack_batch", OpNodeStatus: "node_status", OpForgetServer: "forget_server",
 	OpRemoteWrite: "remote_write", OpRemoteCheck: "remote_check",
 	OpCommitProduceBatches: "commit_produce_batches", OpConsumerFrontiers: "consumer_frontiers",
-	OpNackDelayed: "nack_delayed", OpCommitScheduled: "commit_scheduled",
+	OpNackDelayed: "nack_delayed", OpCommitScheduled: "commit_scheduled", OpTokenPush: "token_push",
 }
 
 // OpLabel is op's label value in the RPC metrics ("unknown" for a byte no

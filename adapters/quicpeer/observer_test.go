@@ -140,7 +140,7 @@ func TestRPCOutcomeWithoutReply(t *testing.T) {
 func TestOpLabelsAreDistinct(t *testing.T) {
 	t.Parallel()
 	seen := map[string]Op{}
-	for op := OpProduce; op <= OpCommitScheduled; op++ {
+	for op := OpProduce; op <= OpTokenPush; op++ {
 		l := OpLabel(op)
 		if l == opLabelUnknown {
 			t.Fatalf("op %d has no label", op)
@@ -150,7 +150,7 @@ func TestOpLabelsAreDistinct(t *testing.T) {
 		}
 		seen[l] = op
 	}
-	if OpLabel(0) != opLabelUnknown || OpLabel(OpCommitScheduled+1) != opLabelUnknown {
+	if OpLabel(0) != opLabelUnknown || OpLabel(OpTokenPush+1) != opLabelUnknown {
 		t.Fatal("a byte no op has got a label")
 	}
 }

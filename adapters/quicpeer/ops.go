@@ -62,4 +62,10 @@ const (
 	// the records wait in the sender's ingress log: never delivered early.
 	// This node's extension, numbered next.
 	OpCommitScheduled Op = 40
+	// OpTokenPush spends a delivery token by handing over the record the
+	// owner reserved for it (token_push.go): a notification (op 31) that
+	// carries its record, so no claim follows. A node without it answers
+	// unsupported and is notified instead. This node's extension, numbered
+	// next.
+	OpTokenPush Op = 41
 )

@@ -31,7 +31,7 @@ func slotClassOf(op Op, req []byte) slotClass {
 	switch op {
 	case OpProduce, OpCommitProduce, OpCommitProduceBatch, OpCommitProduceBatches, OpCommitScheduled:
 		return slotCommit
-	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpNackDelayed, OpTokenRegister, OpTokenNotify:
+	case OpAck, OpExtendAck, OpNack, OpAckBatch, OpNackDelayed, OpTokenRegister, OpTokenNotify, OpTokenPush:
 		return slotMessaging
 	case OpListPartitionSegs, OpFetchSegmentChunk, OpPrepareHandoff:
 		return slotTransfer

@@ -147,10 +147,13 @@ type Tokens interface {
 	AcceptTokens(from string, regs []ports.TokenRegistration) error
 	// Notified takes a TokenNotify as the requesting node; false is a pass.
 	Notified(from, topic string) bool
+	// Pushed takes a TokenPush as the requesting node: ds were reserved
+	// for it; false is a pass (the owner releases them).
+	Pushed(from, topic string, ds []domain.Delivery) bool
 }
 
-// RegisterTokens serves TokenRegister (op 30) and TokenNotify (op 31) with
-// t. It panics on a nil t.
+// RegisterTokens serves TokenRegister (op 30), TokenNotify (op 31) and
+// TokenPush (op 41) with t. It panics on a nil t.
 func RegisterTokens(srv *Server, t Tokens) {
 	if t == nil {
 		panic("quicpeer: nil tokens")
@@ -171,5 +174,12 @@ func RegisterTokens(srv *Server, t Tokens) {
 			return errReply(err), nil
 		}
 		return okReply(appendBool(nil, t.Notified(from, topic))), nil
+	})
+	srv.Handle(OpTokenPush, func(_ context.Context, p []byte) ([]byte, error) {
+		from, topic, ds, err := decodeTokenPush(p)
+		if err != nil {
+			return errReply(err), nil
+		}
+		return okReply(appendBool(nil, t.Pushed(from, topic, ds))), nil
 	})
 }

@@ -20,6 +20,7 @@ type fakeTokens struct {
 	notified  []string // from/topic
 	claim     bool
 	acceptErr error
+	pushed    [][]domain.Delivery
 }
 
 func (f *fakeTokens) AcceptTokens(from string, regs []ports.TokenRegistration) error {
@@ -35,6 +36,14 @@ func (f *fakeTokens) seen() ([]string, [][]ports.TokenRegistration, []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.from...), append([][]ports.TokenRegistration(nil), f.regs...), append([]string(nil), f.notified...)
+}
+
+func (f *fakeTokens) Pushed(from, topic string, ds []domain.Delivery) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.notified = append(f.notified, from+"/"+topic)
+	f.pushed = append(f.pushed, ds)
+	return f.claim
 }
 
 func (f *fakeTokens) Notified(from, topic string) bool {
@@ -102,7 +111,9 @@ func FuzzTokenPayloads(f *testing.F) {
 	f.Add(appendTokenRegister(nil, "node-2", []ports.TokenRegistration{{Topic: "t", TTL: 5 * time.Second}}))
 	f.Add(appendTokenNotify(nil, "node-2", "t"))
 	f.Add(appendBool(nil, true))
+	f.Add(appendTokenPush(nil, "node-2", "t", []domain.Delivery{pushedDelivery("t", 3, "k", "v")}))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzTokenPush(t, data)
 		from, regs, err := decodeTokenRegister(data)
 		if err == nil {
 			for _, r := range regs {

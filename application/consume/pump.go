@@ -39,6 +39,8 @@ type answer struct {
 	ds    []domain.Delivery
 	err   error
 	claim string
+	// from is the owner that pushed ds (reserved there, not here).
+	from string
 }
 
 // waitQueue is one topic's parked consumers: pinned FIFOs per partition,
@@ -130,10 +132,7 @@ func (s *Service) await(ctx context.Context, w *waiter, wait time.Duration) (ans
 	if !w.state.CompareAndSwap(waiterParked, waiterAbandoned) {
 		a := <-w.reply // served at this very instant
 		if ctx.Err() != nil {
-			s.release(a.ds, "")
-			if a.claim != "" {
-				s.pump.handClaim(w.topic, a.claim)
-			}
+			s.handBack(w.topic, a)
 			return answer{}, ctx.Err()
 		}
 		return a, a.err
@@ -270,6 +269,18 @@ func (p *pump) hand(w *waiter, a answer) {
 // handClaim wakes the oldest routed consumer parked on topic to claim
 // owner's notified record; false when none is parked (a pass).
 func (p *pump) handClaim(topic, owner string) bool {
+	return p.handRouted(topic, answer{claim: owner})
+}
+
+// handPushed gives ds, reserved for this node on owner, to the oldest
+// routed consumer parked on topic; false when none is parked (a pass).
+func (p *pump) handPushed(topic, owner string, ds []domain.Delivery) bool {
+	return p.handRouted(topic, answer{ds: ds, from: owner})
+}
+
+// handRouted answers the oldest routed consumer parked on topic with a;
+// false when none is parked.
+func (p *pump) handRouted(topic string, a answer) bool {
 	p.mu.Lock()
 	var w *waiter
 	if q, ok := p.queues[topic]; ok {
@@ -284,7 +295,7 @@ func (p *pump) handClaim(topic, owner string) bool {
 	if w == nil {
 		return false
 	}
-	w.reply <- answer{claim: owner}
+	w.reply <- a
 	return true
 }
 

@@ -55,6 +55,9 @@ func (s *Service) waitRouted(ctx context.Context, t meta.Topic, sc scope, req Re
 		a, tokens, err := s.parkRouted(ctx, t, sc, owners, emptied, deadline, round)
 		emptied = ""
 		switch {
+		case a.from != "":
+			ds, err := s.forwarded(ctx, a.from, preq, a.ds, nil)
+			return s.topUpPushed(ctx, a.from, preq, ds), a.from, err
 		case err != nil || len(a.ds) > 0:
 			return a.ds, "", err
 		case a.claim != "":
@@ -110,6 +113,25 @@ func (s *Service) parkRouted(ctx context.Context, t meta.Topic, sc scope, owners
 	}
 	a, err := s.await(ctx, w, max(min(wait, time.Until(deadline)), 0))
 	return a, tokens, err
+}
+
+// topUpPushed fills a gateway's batch from owner, which pushed ds (one
+// record) through this node's token: one more probe for up to the rest of
+// the batch, as the claim a notification led to used to ask for the whole
+// batch (api.md §2.14.3).
+func (s *Service) topUpPushed(ctx context.Context, owner string, req ports.RemoteConsume, ds []domain.Delivery) []domain.Delivery {
+	if req.Mode != ports.ConsumeBatch || len(ds) == 0 || int(req.Max) <= len(ds) {
+		return ds
+	}
+	req.LocalOnly, req.Wait, req.Max = true, 0, req.Max-int32(len(ds))
+	if req.Max == 1 {
+		req.Mode, req.Max = ports.ConsumeQueue, 0
+	}
+	more, err := s.forwardConsume(ctx, owner, req)
+	if err != nil {
+		return ds
+	}
+	return append(ds, more...)
 }
 
 // probeRequest is what a probe asks an owner for: one record, or on a

@@ -35,6 +35,9 @@ type tokenBook struct {
 	// names mirrors the keys of topics (written under mu) for has, which
 	// runs on every commit while pending is set.
 	names sync.Map
+	// unpushed is the nodes that refused a push (an older release), each
+	// notified instead until then.
+	unpushed deadlines
 }
 
 // topicTokens is one topic's tokens, one live per requesting node, oldest
@@ -52,7 +55,9 @@ type token struct {
 	dead    bool // replaced by a newer registration of its node
 }
 
-func newTokenBook() *tokenBook { return &tokenBook{topics: map[string]*topicTokens{}} }
+func newTokenBook() *tokenBook {
+	return &tokenBook{topics: map[string]*topicTokens{}, unpushed: deadlines{}}
+}
 
 func (b *tokenBook) topicLocked(topic string) *topicTokens {
 	tt, ok := b.topics[topic]
@@ -109,14 +114,14 @@ func (tt *topicTokens) expire(now time.Time) {
 	}
 }
 
-// take spends the oldest live token of topic: its node, ok=false when none
-// is left (expired ones are dropped on the way).
-func (b *tokenBook) take(topic string, now time.Time) (string, bool) {
+// take spends the oldest live token of topic: its node and expiry,
+// ok=false when none is left (expired ones are dropped on the way).
+func (b *tokenBook) take(topic string, now time.Time) (token, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	tt, ok := b.topics[topic]
 	if !ok {
-		return "", false
+		return token{}, false
 	}
 	for len(tt.fifo) > 0 {
 		tk := tt.fifo[0]
@@ -130,10 +135,10 @@ func (b *tokenBook) take(topic string, now time.Time) (string, bool) {
 			delete(tt.live, tk.node)
 		}
 		if now.Before(tk.expires) {
-			return tk.node, true
+			return token{node: tk.node, expires: tk.expires}, true
 		}
 	}
-	return "", false
+	return token{}, false
 }
 
 // hold records a notification awaiting its claim until deadline.
@@ -304,12 +309,10 @@ func (s *Service) offerTokens(ctx context.Context, named []string, all bool) {
 		}
 		now := s.clock.Now()
 		for n := s.deliverable(ctx, t) - s.tokens.held(name, now); n > 0; n-- {
-			node, ok := s.tokens.take(name, now)
-			if !ok {
+			tk, ok := s.tokens.take(name, now)
+			if !ok || !s.spend(ctx, t, tk, now) {
 				break
 			}
-			s.tokens.hold(name, now.Add(tokenHoldDuration))
-			s.notify(ctx, node, name)
 		}
 	}
 }

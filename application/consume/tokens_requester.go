@@ -25,7 +25,7 @@ import (
 type tokenRegs struct {
 	mu      sync.Mutex
 	regs    map[regKey]tokenReg
-	refused map[string]time.Time // owner -> polled instead until then
+	refused deadlines // owner -> polled instead until then
 	// sends counts the registrations begun (TokenRegister or a probe's
 	// token); each send takes the next number as its ticket.
 	sends uint64
@@ -53,7 +53,7 @@ type tokenReg struct {
 }
 
 func newTokenRegs() *tokenRegs {
-	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: map[string]time.Time{}, spentAt: map[regKey]spending{}}
+	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: deadlines{}, spentAt: map[regKey]spending{}}
 }
 
 // shareable reports whether a consumer parking now until deadline can rely
@@ -133,12 +133,7 @@ func (r *tokenRegs) refuse(owner string, until time.Time) {
 func (r *tokenRegs) polled(owner string, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	until, ok := r.refused[owner]
-	if ok && !now.Before(until) {
-		delete(r.refused, owner)
-		return false
-	}
-	return ok
+	return r.refused.active(owner, now)
 }
 
 // prune forgets registrations that ended, and spendings older than
@@ -295,4 +290,18 @@ func (s *Service) dueRegistrations() map[string][]ports.TokenRegistration {
 		}
 	}
 	return out
+}
+
+// deadlines maps keys to the moment each stops counting.
+type deadlines map[string]time.Time
+
+// active reports whether key's deadline is still ahead at now, forgetting
+// a passed one.
+func (d deadlines) active(key string, now time.Time) bool {
+	until, ok := d[key]
+	if ok && !now.Before(until) {
+		delete(d, key)
+		return false
+	}
+	return ok
 }

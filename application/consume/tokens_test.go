@@ -20,6 +20,7 @@ func newTokenCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := newCluster(t)
 	c.tokens = c.fwd
+	c.fwd.RefusePushes(domain.ErrNotImplemented) // the notify-and-claim path; push_test.go pushes
 	_ = c.svc.Close()
 	c.svc = c.newService(c.offsets)
 	c.run()
@@ -367,6 +368,7 @@ type bridge struct {
 	nodes  map[string]*consume.Service
 	claims []int // deliveries each claim returned, in order
 	tokens int   // registrations the owners accepted
+	pushes []int // deliveries each push carried, in order
 }
 
 var (
@@ -433,10 +435,17 @@ func (b *bridge) NotifyToken(_ context.Context, node, from, topic string) (bool,
 	return b.node(node).Notified(from, topic), nil
 }
 
+func (b *bridge) PushToken(_ context.Context, node, from, topic string, ds []domain.Delivery) (bool, error) {
+	b.mu.Lock()
+	b.pushes = append(b.pushes, len(ds))
+	b.mu.Unlock()
+	return b.node(node).Pushed(from, topic, ds), nil
+}
+
 // internals.md §5.5, story F41: end to end over two nodes, a consumer
 // parked on a gateway (it owns none of the topic) gets a record committed
-// on the owner through a notification and a claim (two round trips), not
-// by waiting for the next probe.
+// on the owner through its token, not by waiting for the next probe: the
+// owner pushes the record it reserved (one round trip, no claim).
 func TestTokensCarryARecordToAGateway(t *testing.T) {
 	br := &bridge{nodes: map[string]*consume.Service{}}
 	c := newCluster(t)
@@ -476,10 +485,10 @@ func TestTokensCarryARecordToAGateway(t *testing.T) {
 		t.Fatalf("gateway consumer got %+v", ds)
 	}
 	br.mu.Lock()
-	claims := fmt.Sprint(br.claims)
+	claims, pushes := fmt.Sprint(br.claims), fmt.Sprint(br.pushes)
 	br.mu.Unlock()
-	if claims != "[1]" {
-		t.Fatalf("claims returned %s records; want the record carried by one claim", claims)
+	if claims != "[]" || pushes != "[1]" {
+		t.Fatalf("claims returned %s records, pushes carried %s; want the record carried by one push", claims, pushes)
 	}
 	if err := gw.Ack(context.Background(), "t", *ds[0].Handle); err != nil {
 		t.Fatalf("ack through the gateway: %v", err)

@@ -1,0 +1,37 @@
+package fake
+
+import (
+	"context"
+
+	"github.com/narad/narad/domain"
+)
+
+// PushToken records the push and answers taken unless node passes
+// notifications (PassNotifications) or RefusePushes armed an error.
+func (f *PeerForwarder) PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushes = append(f.pushes, TokenCall{Node: node, From: from, Topic: topic, Pushed: append([]domain.Delivery(nil), ds...)})
+	if f.pushErr != nil {
+		return false, f.pushErr
+	}
+	return !f.passes[node], nil
+}
+
+// RefusePushes makes every later PushToken fail with err (nil: take them
+// again); domain.ErrNotImplemented plays a node that predates pushes.
+func (f *PeerForwarder) RefusePushes(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushErr = err
+}
+
+// Pushes returns the pushes seen, refused ones included, in order.
+func (f *PeerForwarder) Pushes() []TokenCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]TokenCall(nil), f.pushes...)
+}

@@ -1,0 +1,186 @@
+package consume_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/narad/narad/adapters/fake"
+	"github.com/narad/narad/application/consume"
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/ports"
+)
+
+// newPushCluster is a token cluster whose fake nodes take pushes.
+func newPushCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := newTokenCluster(t)
+	c.fwd.RefusePushes(nil)
+	return c
+}
+
+// acceptTokens leaves a 10 s token of topic from each of nodes here.
+func (c *cluster) acceptTokens(t *testing.T, topic string, nodes ...string) {
+	t.Helper()
+	for _, n := range nodes {
+		if err := c.svc.AcceptTokens(n, tokenFor(topic, 10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (c *cluster) wantPushes(t *testing.T, what string, n int) []fake.TokenCall {
+	t.Helper()
+	eventually(t, 5*time.Second, what, func() bool { return len(c.fwd.Pushes()) == n })
+	return c.fwd.Pushes()
+}
+
+// internals.md §5.5 "A notification carries its record": the owner spends
+// a token by reserving one record for its node and pushing it, leased,
+// with the notification; nothing is held back and no claim follows. The
+// record counts as consumed here once the node took it.
+func TestTokenPushCarriesTheRecord(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self)
+	c.acceptTokens(t, "t", "node-2")
+	c.produce(tp, 0, `"a"`)
+	p := c.wantPushes(t, "one push", 1)[0]
+	if p.Node != "node-2" || p.From != self || p.Topic != "t" || len(p.Pushed) != 1 ||
+		string(p.Pushed[0].Record.Payload) != `"a"` || p.Pushed[0].Handle == nil {
+		t.Fatalf("push %+v", p)
+	}
+	if n := len(c.fwd.Notifications()); n != 0 {
+		t.Fatalf("%d notifications besides the push", n)
+	}
+	c.none("t", -1) // leased for node-2's consumer
+	eventually(t, 5*time.Second, "the pushed record counted as consumed", func() bool { return c.metrics.Count("consumed t/0") == 1 })
+	if err := c.svc.Ack(context.Background(), "t", *p.Pushed[0].Handle); err != nil {
+		t.Fatalf("ack of the pushed record: %v", err)
+	}
+}
+
+// A node that passes gets nothing: the owner releases the record at once
+// and offers it to the next token, and with none left a local consumer
+// takes it.
+func TestTokenPushPassReleasesTheRecord(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self)
+	c.fwd.PassNotifications("node-2", true)
+	c.acceptTokens(t, "t", "node-2", "node-3")
+	c.produce(tp, 0, `"a"`)
+	ps := c.wantPushes(t, "node-2 passes, node-3 gets it", 2)
+	if ps[0].Node != "node-2" || ps[1].Node != "node-3" || ps[1].Pushed[0].Record.Offset != 0 {
+		t.Fatalf("pushes %+v", ps)
+	}
+	c.fwd.PassNotifications("node-3", true)
+	c.acceptTokens(t, "t", "node-3")
+	c.produce(tp, 0, `"b"`)
+	c.wantPushes(t, "node-3 passes the second record", 3)
+	eventually(t, 5*time.Second, "the passed record back for a local consumer", func() bool {
+		ds, err := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Identity: "u"})
+		return err == nil && len(ds) == 1 && string(ds[0].Record.Payload) == `"b"`
+	})
+}
+
+// A push that never left releases its record at once; one whose answer
+// was lost leaves it leased (the node may have handed it to a consumer)
+// until the visibility timeout brings it back.
+func TestTokenPushFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		leased bool
+	}{{"not sent", fake.ErrFakePeerNotSent, false}, {"no answer", fake.ErrFakePeerFailure, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newPushCluster(t)
+			tp := c.split("t", self)
+			c.fwd.RefusePushes(tc.err)
+			c.acceptTokens(t, "t", "node-2")
+			c.produce(tp, 0, `"a"`)
+			if !tc.leased {
+				eventually(t, 5*time.Second, "the record released", func() bool {
+					ds, err := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Identity: "u"})
+					return err == nil && len(ds) == 1
+				})
+				return
+			}
+			c.wantPushes(t, "the push", 1)
+			c.none("t", -1)
+			c.clock.Advance(31 * time.Second)
+			if d := c.one("t", -1); string(d.Record.Payload) != `"a"` {
+				t.Fatalf("after the visibility timeout: %+v", d)
+			}
+		})
+	}
+}
+
+// A node that predates pushes is notified instead (the record held back
+// for its claim), and is not pushed to again for a while.
+func TestTokenPushToAnOlderNodeNotifies(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self)
+	c.fwd.RefusePushes(domain.ErrNotImplemented)
+	c.acceptTokens(t, "t", "node-2")
+	c.produce(tp, 0, `"a"`)
+	c.wantNotified(t, "the notification", "node-2")
+	c.none("t", -1) // held for the claim
+	if ds := c.claim(t, "t"); len(ds) != 1 {
+		t.Fatalf("claim got %+v", ds)
+	}
+	c.fwd.RefusePushes(nil)
+	c.acceptTokens(t, "t", "node-2")
+	c.produce(tp, 0, `"b"`)
+	c.wantNotified(t, "notified again, not pushed", "node-2", "node-2")
+	if n := len(c.fwd.Pushes()); n != 1 {
+		t.Fatalf("%d pushes; want only the one refused", n)
+	}
+}
+
+// The requesting side: a pushed record goes to a consumer parked for other
+// owners' records, with no claim; with none parked the push is a pass.
+func TestPushedRecordGoesToAParkedConsumer(t *testing.T) {
+	c := newPushCluster(t)
+	c.split("t", self, "node-2")
+	if c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 3, 33)}) {
+		t.Fatal("a push with nobody parked was taken")
+	}
+	got := c.parkConsumer("t", 5*time.Second)
+	eventually(t, 5*time.Second, "the consumer parked", func() bool { return c.svc.Parked() == 1 })
+	if !c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 4, 44)}) {
+		t.Fatal("the parked consumer passed")
+	}
+	if ds := <-got; len(ds) != 1 || ds[0].Record.Offset != 4 || ds[0].Handle.Nonce != 44 {
+		t.Fatalf("consumer got %+v", ds)
+	}
+	for _, f := range c.fwd.Consumes() {
+		if f.Req.Claim {
+			t.Fatalf("a claim after a push: %+v", f)
+		}
+	}
+}
+
+// A batch consumer on a gateway (it owns none of the topic) fills the rest
+// of its batch from the owner that pushed it one record, as the claim a
+// notification led to did.
+func TestPushToAGatewayBatchTopsUp(t *testing.T) {
+	c := newPushCluster(t)
+	c.split("t", "node-2", "node-2")
+	got := make(chan []domain.Delivery, 1)
+	go func() {
+		ds, _ := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Mode: consume.ModeBatch, Max: 5, Wait: 5 * time.Second, Identity: "u"})
+		got <- ds
+	}()
+	eventually(t, 5*time.Second, "the consumer parked", func() bool { return c.svc.Parked() == 1 })
+	before := len(c.fwd.Consumes())
+	c.fwd.Offer("node-2", remoteDelivery("t", 0, 1, 11), remoteDelivery("t", 1, 1, 12))
+	if !c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 0, 0, 10)}) {
+		t.Fatal("the parked consumer passed")
+	}
+	if ds := <-got; len(ds) != 3 {
+		t.Fatalf("batch got %d records; want the pushed one and two more", len(ds))
+	}
+	top := c.fwd.Consumes()[before:]
+	if len(top) != 1 || top[0].Node != "node-2" || !top[0].Req.LocalOnly || top[0].Req.Mode != ports.ConsumeBatch || top[0].Req.Max != 4 {
+		t.Fatalf("top-up %+v", top)
+	}
+}

@@ -1,0 +1,128 @@
+package consume
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/narad/narad/domain"
+	"github.com/narad/narad/domain/meta"
+)
+
+// Pushed tokens (internals.md §5.5, "A notification carries its record").
+// The owner spends a token by reserving one record for the token's node
+// and handing it over in the notification itself (TokenPush, op 41): the
+// node gives it to one of its parked consumers, or passes and the owner
+// releases it. A delivery through a token then takes one round trip
+// instead of two (notify, then claim), and the owner holds nothing back.
+// A node that predates the operation is notified as before (hold, notify,
+// claim) for legacyPeerMemory.
+
+// spend uses tk, a token of t: it pushes a record reserved for tk's node
+// (tokens_push.go), or for a node that takes no pushes holds one back and
+// notifies it. false when there was nothing to reserve (tk is put back).
+func (s *Service) spend(ctx context.Context, t meta.Topic, tk token, now time.Time) bool {
+	if s.tokens.pushes(tk.node, now) {
+		ds, err := s.pass(ctx, t, scope{}, 1, batchScanBytesMax)
+		if err != nil || len(ds) == 0 {
+			s.tokens.restore(t.Name, tk)
+			return false
+		}
+		s.push(ctx, tk.node, t.Name, ds)
+		return true
+	}
+	s.tokens.hold(t.Name, now.Add(tokenHoldDuration))
+	s.notify(ctx, tk.node, t.Name)
+	return true
+}
+
+// restore puts back a token take returned and the pump could not spend
+// (nothing to reserve after all), first in line, unless its node left a
+// newer one meanwhile.
+func (b *tokenBook) restore(topic string, tk token) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tt := b.topicLocked(topic)
+	if tt.live[tk.node] != nil {
+		return
+	}
+	back := &token{node: tk.node, expires: tk.expires}
+	tt.fifo = append([]*token{back}, tt.fifo...)
+	tt.live[tk.node] = back
+	b.pending.Store(true)
+}
+
+// pushes reports whether node takes pushed records (it has not refused
+// one within legacyPeerMemory).
+func (b *tokenBook) pushes(node string, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.unpushed.active(node, now)
+}
+
+// refusePushes notifies node instead of pushing to it until until.
+func (b *tokenBook) refusePushes(node string, until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.unpushed[node] = until
+}
+
+// push hands ds, reserved for node's token of topic, to node off the
+// pump's goroutine. A pass, or a call that never reached node, releases
+// them at once; a node that predates pushes gets the legacy notification
+// instead (its record released first, then held back for its claim). A
+// call whose answer was lost leaves them leased: node may have handed them
+// to a consumer, and the visibility timeout brings them back otherwise.
+func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Delivery) {
+	s.background.Go(func() {
+		call, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
+		defer cancel()
+		taken, err := s.tokenPeers.PushToken(call, node, s.self, topic, ds)
+		switch {
+		case err == nil && taken:
+			for _, d := range ds {
+				s.metrics.MessagesConsumed(topic, d.Partition, 1, len(d.Record.Payload))
+			}
+		case errors.Is(err, domain.ErrNotImplemented):
+			s.tokens.refusePushes(node, s.clock.Now().Add(legacyPeerMemory))
+			s.log.Info("node takes no pushed deliveries; it is notified instead", "node", node)
+			s.tokens.hold(topic, s.clock.Now().Add(tokenHoldDuration))
+			s.release(ds, "")
+			s.notify(ctx, node, topic)
+		case err == nil || errors.Is(err, domain.ErrNotSent):
+			s.release(ds, "")
+		default:
+			s.log.Debug("delivery token push unanswered; its record returns after the visibility timeout",
+				"node", node, "topic", topic, "err", err)
+		}
+	})
+}
+
+// Pushed is the requesting side of TokenPush (op 41): owner from spent
+// this node's token of topic on ds, reserved for it. One consumer parked
+// here for other owners' records gets them; false is a pass (none is
+// parked), and from releases them.
+func (s *Service) Pushed(from, topic string, ds []domain.Delivery) bool {
+	s.regs.spent(from, topic, s.clock.Now())
+	if len(ds) == 0 {
+		return false
+	}
+	return s.pump.handPushed(topic, from, ds)
+}
+
+// handBack passes on an answer that reached a consumer as it gave up:
+// records reserved here are released, records an owner pushed go to the
+// next parked consumer (or back to that owner), a notification goes to
+// the next parked consumer.
+func (s *Service) handBack(topic string, a answer) {
+	switch {
+	case a.from != "":
+		if !s.pump.handPushed(topic, a.from, a.ds) {
+			s.releaseRemote(context.Background(), a.from, topic, a.ds)
+		}
+	case a.claim != "":
+		s.pump.handClaim(topic, a.claim)
+	default:
+		s.release(a.ds, "")
+	}
+}
