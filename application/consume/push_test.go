@@ -82,15 +82,19 @@ func TestTokenPushPassReleasesTheRecord(t *testing.T) {
 	})
 }
 
-// A push that never left releases its record at once; one whose answer
-// was lost leaves it leased (the node may have handed it to a consumer)
-// until the visibility timeout brings it back.
+// A push that never left, or that its node refused, releases its record at
+// once; one whose answer was lost leaves it leased (the node may have
+// handed it to a consumer) until the visibility timeout brings it back.
 func TestTokenPushFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		err    error
 		leased bool
-	}{{"not sent", fake.ErrFakePeerNotSent, false}, {"no answer", fake.ErrFakePeerFailure, true}} {
+	}{
+		{"not sent", fake.ErrFakePeerNotSent, false},
+		{"refused", domain.Refuse(domain.ErrInvalidArgument, "no such consumer"), false},
+		{"no answer", fake.ErrFakePeerFailure, true},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newPushCluster(t)
 			tp := c.split("t", self)

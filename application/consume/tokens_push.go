@@ -18,9 +18,8 @@ import (
 // A node that predates the operation is notified as before (hold, notify,
 // claim) for legacyPeerMemory.
 
-// spend uses tk, a token of t: it pushes a record reserved for tk's node
-// (tokens_push.go), or for a node that takes no pushes holds one back and
-// notifies it. false when there was nothing to reserve (tk is put back).
+// spend uses tk, a token of t: it pushes a record reserved for tk's node,
+// or for a node that takes no pushes holds one back and notifies it. false when there was nothing to reserve (tk is put back).
 func (s *Service) spend(ctx context.Context, t meta.Topic, tk token, now time.Time) bool {
 	if s.tokens.pushes(tk.node, now) {
 		ds, err := s.pass(ctx, t, scope{}, 1, batchScanBytesMax)
@@ -68,11 +67,12 @@ func (b *tokenBook) refusePushes(node string, until time.Time) {
 }
 
 // push hands ds, reserved for node's token of topic, to node off the
-// pump's goroutine. A pass, or a call that never reached node, releases
-// them at once; a node that predates pushes gets the legacy notification
-// instead (its record released first, then held back for its claim). A
-// call whose answer was lost leaves them leased: node may have handed them
-// to a consumer, and the visibility timeout brings them back otherwise.
+// pump's goroutine. A pass, a call that never reached node or node's
+// refusal releases them at once; a node that predates pushes gets the
+// legacy notification instead (the record released and held back for its
+// claim). A call whose answer was lost leaves them leased: node may have
+// handed them to a consumer, and the visibility timeout brings them back
+// otherwise.
 func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Delivery) {
 	s.background.Go(func() {
 		call, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
@@ -89,11 +89,11 @@ func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Deli
 			s.tokens.hold(topic, s.clock.Now().Add(tokenHoldDuration))
 			s.release(ds, "")
 			s.notify(ctx, node, topic)
-		case err == nil || errors.Is(err, domain.ErrNotSent):
-			s.release(ds, "")
-		default:
+		case errors.Is(err, domain.ErrNoAnswer):
 			s.log.Debug("delivery token push unanswered; its record returns after the visibility timeout",
 				"node", node, "topic", topic, "err", err)
+		default:
+			s.release(ds, "")
 		}
 	})
 }
