@@ -188,3 +188,36 @@ func TestPushToAGatewayBatchTopsUp(t *testing.T) {
 		t.Fatalf("top-up %+v", top)
 	}
 }
+
+// A record pushed as its consumer gives up is never dropped: the consumer
+// returns it, or it goes back to its owner as a nack (the hand-over and
+// the cancellation race on purpose, many times).
+func TestPushedRecordOutlivesAConsumerGivingUp(t *testing.T) {
+	c := newPushCluster(t)
+	c.split("t", self, "node-2")
+	for i := range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		got := make(chan []domain.Delivery, 1)
+		go func() {
+			ds, _ := c.svc.Consume(ctx, consume.Request{Topic: "t", Wait: 5 * time.Second, Identity: "u"})
+			got <- ds
+		}()
+		eventually(t, 5*time.Second, "the consumer parked", func() bool { return c.svc.Parked() == 1 })
+		d := remoteDelivery("t", 1, int64(i), uint64(i+1))
+		go cancel()
+		taken := c.svc.Pushed("node-2", "t", []domain.Delivery{d})
+		ds := <-got
+		if !taken || (len(ds) == 1 && ds[0].Handle.Nonce == d.Handle.Nonce) {
+			continue
+		}
+		nacked := false
+		for _, st := range c.fwd.Settles() {
+			if st.Node == "node-2" && st.Op == ports.SettleNack && len(st.Handles) == 1 && st.Handles[0] == *d.Handle {
+				nacked = true
+			}
+		}
+		if !nacked {
+			t.Fatalf("round %d: the pushed record was taken, not delivered (%+v) and not nacked to its owner", i, ds)
+		}
+	}
+}
