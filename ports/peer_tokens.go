@@ -31,8 +31,10 @@ type TokenPeers interface {
 	NotifyToken(ctx context.Context, node, from, topic string) (claimed bool, err error)
 	// PushToken spends node's token of topic at from by handing it ds, the
 	// record(s) from reserved for it: taken is false when node passes (no
-	// consumer of its own can use them), and from then releases them.
-	PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (taken bool, err error)
+	// consumer of its own can use them), and from then releases them. A
+	// node that took them and still has consumers parked on topic asks
+	// for its token again: again > 0 is that token's TTL.
+	PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (taken bool, again time.Duration, err error)
 	// ProbeLeavingToken is PeerForwarder.ConsumeRemote of a probe (req
 	// LocalOnly, no wait) that carries a registration of req.Topic for
 	// node from lasting ttl: an owner that finds nothing to hand out keeps

@@ -65,6 +65,7 @@ type PeerForwarder struct {
 	notifications []TokenCall
 	pushes        []TokenCall
 	pushErr       error           // answers every PushToken when set
+	again         time.Duration   // a taken push asks its token again this long
 	tokenErr      error           // answers every RegisterTokens when set
 	passes        map[string]bool // nodes that pass notifications
 	registered    func(TokenCall)

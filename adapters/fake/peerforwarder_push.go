@@ -2,23 +2,36 @@ package fake
 
 import (
 	"context"
+	"time"
 
 	"github.com/narad/narad/domain"
 )
 
 // PushToken records the push and answers taken unless node passes
-// notifications (PassNotifications) or RefusePushes armed an error.
-func (f *PeerForwarder) PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (bool, error) {
+// notifications (PassNotifications) or RefusePushes armed an error; a
+// taken push asks for the token again for what AskAgain set.
+func (f *PeerForwarder) PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (bool, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pushes = append(f.pushes, TokenCall{Node: node, From: from, Topic: topic, Pushed: append([]domain.Delivery(nil), ds...)})
 	if f.pushErr != nil {
-		return false, f.pushErr
+		return false, 0, f.pushErr
 	}
-	return !f.passes[node], nil
+	if f.passes[node] {
+		return false, 0, nil
+	}
+	return true, f.again, nil
+}
+
+// AskAgain makes every later taken push ask for its token again for ttl
+// (0: not, the default).
+func (f *PeerForwarder) AskAgain(ttl time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.again = ttl
 }
 
 // RefusePushes makes every later PushToken fail with err (nil: take them

@@ -134,19 +134,23 @@ func TestPeerForwarderProbeLeavingToken(t *testing.T) {
 func TestPeerForwarderPushes(t *testing.T) {
 	f := fake.NewPeerForwarder()
 	ds := []domain.Delivery{{Topic: "t", Record: domain.Record{Offset: 4}}}
-	if taken, err := f.PushToken(context.Background(), "node-2", "node-1", "t", ds); !taken || err != nil {
-		t.Fatalf("push: %v %v", taken, err)
+	if taken, again, err := f.PushToken(context.Background(), "node-2", "node-1", "t", ds); !taken || again != 0 || err != nil {
+		t.Fatalf("push: %v %v %v", taken, again, err)
+	}
+	f.AskAgain(time.Second)
+	if taken, again, err := f.PushToken(context.Background(), "node-2", "node-1", "t", ds); !taken || again != time.Second || err != nil {
+		t.Fatalf("push asking again: %v %v %v", taken, again, err)
 	}
 	f.PassNotifications("node-2", true)
-	if taken, err := f.PushToken(context.Background(), "node-2", "node-1", "t", ds); taken || err != nil {
-		t.Fatalf("pass: %v %v", taken, err)
+	if taken, again, err := f.PushToken(context.Background(), "node-2", "node-1", "t", ds); taken || again != 0 || err != nil {
+		t.Fatalf("pass: %v %v %v", taken, again, err)
 	}
 	f.RefusePushes(domain.ErrNotImplemented)
-	if _, err := f.PushToken(context.Background(), "node-3", "node-1", "t", ds); !errors.Is(err, domain.ErrNotImplemented) {
+	if _, _, err := f.PushToken(context.Background(), "node-3", "node-1", "t", ds); !errors.Is(err, domain.ErrNotImplemented) {
 		t.Fatalf("refused push: %v", err)
 	}
 	ps := f.Pushes()
-	if len(ps) != 3 || ps[0].Node != "node-2" || ps[0].From != "node-1" || ps[0].Topic != "t" || ps[0].Pushed[0].Record.Offset != 4 || ps[2].Node != "node-3" {
+	if len(ps) != 4 || ps[0].Node != "node-2" || ps[0].From != "node-1" || ps[0].Topic != "t" || ps[0].Pushed[0].Record.Offset != 4 || ps[3].Node != "node-3" {
 		t.Fatalf("pushes %+v", ps)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/narad/narad/domain"
 )
@@ -14,6 +15,8 @@ import (
 //
 //	token push   from string | topic string | deliveries (as a consume reply)
 //	push reply   taken bool (false: a pass, the owner releases them)
+//	             [again_ttl_ms u32] (written when the node asks for its
+//	             token again: 1 ms to 1 h)
 //
 // from is the owner that reserved the deliveries for the called node; the
 // called node acks them to from as it would a claim's.
@@ -50,20 +53,44 @@ func decodeTokenPush(p []byte) (from, topic string, ds []domain.Delivery, err er
 	return from, topic, ds, nil
 }
 
+func appendPushReply(b []byte, taken bool, again time.Duration) []byte {
+	b = appendBool(b, taken)
+	if taken && again > 0 {
+		b = appendU32(b, uint32(min(max(again.Milliseconds(), 1), int64(tokenTTLMaxMs))))
+	}
+	return b
+}
+
+func decodePushReply(body []byte) (taken bool, again time.Duration, err error) {
+	r := reader{b: body}
+	taken = r.bool("taken")
+	if r.err == nil && len(r.b) > 0 {
+		ms := r.u32("again_ttl_ms")
+		if r.err == nil && (!taken || ms == 0 || ms > tokenTTLMaxMs) {
+			r.fail("a token asked again for %d ms (taken %t)", ms, taken)
+		}
+		again = time.Duration(ms) * time.Millisecond
+	}
+	if err := r.end("push reply"); err != nil {
+		return false, 0, err
+	}
+	return taken, again, nil
+}
+
 // PushToken hands node the deliveries from reserved for its token of topic
 // (op 41) under ctx's deadline or the 5 s reply default. A node that
 // predates the operation answers domain.ErrNotImplemented.
-func (p *Peers) PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (bool, error) {
+func (p *Peers) PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (bool, time.Duration, error) {
 	if len(ds) == 0 || len(ds) > tokenPushMaxCount {
-		return false, fmt.Errorf("quicpeer: push of %d deliveries (1 to %d): %w", len(ds), tokenPushMaxCount, domain.ErrInvalidArgument)
+		return false, 0, fmt.Errorf("quicpeer: push of %d deliveries (1 to %d): %w", len(ds), tokenPushMaxCount, domain.ErrInvalidArgument)
 	}
 	body, err := p.call(ctx, node, OpTokenPush, appendTokenPush(nil, from, topic, ds))
 	if err != nil {
-		return false, legacyOp(err, node, OpTokenPush)
+		return false, 0, legacyOp(err, node, OpTokenPush)
 	}
-	taken, err := decodeNotifyReply(body)
+	taken, again, err := decodePushReply(body)
 	if err != nil {
-		return false, unreadableReply("push", node, err)
+		return false, 0, unreadableReply("push", node, err)
 	}
-	return taken, nil
+	return taken, again, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/narad/narad/domain"
 )
@@ -24,18 +25,21 @@ func TestTokenPushRoundTrip(t *testing.T) {
 	RegisterTokens(o.srv, tk)
 	p := callerFor(t, o)
 	ds := []domain.Delivery{pushedDelivery("a", 7, "key", `{"n":1}`)}
-	for _, take := range []bool{true, false} {
+	for _, tc := range []struct {
+		take  bool
+		again time.Duration
+	}{{true, 0}, {true, 5250 * time.Millisecond}, {false, 0}} {
 		tk.mu.Lock()
-		tk.claim = take
+		tk.claim, tk.again = tc.take, tc.again
 		tk.mu.Unlock()
-		taken, err := p.PushToken(context.Background(), "owner", "node-7", "a", ds)
-		if err != nil || taken != take {
-			t.Fatalf("push answered %v, %v; want %v", taken, err, take)
+		taken, again, err := p.PushToken(context.Background(), "owner", "node-7", "a", ds)
+		if err != nil || taken != tc.take || again != tc.again {
+			t.Fatalf("push answered %v, %v, %v; want %+v", taken, again, err, tc)
 		}
 	}
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
-	if !reflect.DeepEqual(tk.notified, []string{"node-7/a", "node-7/a"}) || len(tk.pushed) != 2 || !reflect.DeepEqual(tk.pushed[0], ds) {
+	if !reflect.DeepEqual(tk.notified, []string{"node-7/a", "node-7/a", "node-7/a"}) || len(tk.pushed) != 3 || !reflect.DeepEqual(tk.pushed[0], ds) {
 		t.Fatalf("node got %v %+v", tk.notified, tk.pushed)
 	}
 }
@@ -48,10 +52,10 @@ func TestTokenPushOnAnOlderNode(t *testing.T) {
 	o := startOwner(t) // no token handlers registered
 	p := callerFor(t, o)
 	ds := []domain.Delivery{pushedDelivery("a", 7, "", "x")}
-	if _, err := p.PushToken(context.Background(), "owner", "node-7", "a", ds); !errors.Is(err, domain.ErrNotImplemented) || isTransport(err) {
+	if _, _, err := p.PushToken(context.Background(), "owner", "node-7", "a", ds); !errors.Is(err, domain.ErrNotImplemented) || isTransport(err) {
 		t.Fatalf("push to an older node: %v", err)
 	}
-	if _, err := p.PushToken(context.Background(), "owner", "node-7", "a", nil); !errors.Is(err, domain.ErrInvalidArgument) {
+	if _, _, err := p.PushToken(context.Background(), "owner", "node-7", "a", nil); !errors.Is(err, domain.ErrInvalidArgument) {
 		t.Fatalf("empty push: %v", err)
 	}
 }
@@ -83,10 +87,48 @@ func TestTokenPushDecodesCopies(t *testing.T) {
 	}
 }
 
+// ensure that a push reply asks for the token again only with a taken
+// push and a TTL within 1 ms..1 h, and that one without the field is read
+// as not asking.
+func TestPushReplyCodec(t *testing.T) {
+	for _, tc := range []struct {
+		taken bool
+		again time.Duration
+		bytes int
+	}{{false, 0, 1}, {true, 0, 1}, {true, 2 * time.Second, 5}, {false, time.Second, 1}} {
+		b := appendPushReply(nil, tc.taken, tc.again)
+		taken, again, err := decodePushReply(b)
+		want := tc.again
+		if !tc.taken {
+			want = 0
+		}
+		if len(b) != tc.bytes || err != nil || taken != tc.taken || again != want {
+			t.Fatalf("%+v: %d bytes read as %v %v %v", tc, len(b), taken, again, err)
+		}
+	}
+	for name, bad := range map[string][]byte{
+		"a pass asking again": appendU32(appendBool(nil, false), 1000),
+		"zero ttl":            appendU32(appendBool(nil, true), 0),
+		"over an hour":        appendU32(appendBool(nil, true), tokenTTLMaxMs+1),
+		"truncated ttl":       append(appendBool(nil, true), 0, 1),
+	} {
+		if _, _, err := decodePushReply(bad); !errors.Is(err, ErrBadPayload) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 // fuzzTokenPush checks one fuzz input against the push decoder: it never
 // panics, refuses only with ErrBadPayload, and what it accepts re-encodes
 // to the same.
 func fuzzTokenPush(t *testing.T, data []byte) {
+	if taken, again, err := decodePushReply(data); err == nil {
+		if t2, a2, err := decodePushReply(appendPushReply(nil, taken, again)); err != nil || t2 != taken || a2 != again {
+			t.Fatalf("push reply re-encoded as %v %v, %v", t2, a2, err)
+		}
+	} else if !errors.Is(err, ErrBadPayload) {
+		t.Fatalf("unclassified push reply error: %v", err)
+	}
 	from, topic, ds, err := decodeTokenPush(data)
 	if err != nil {
 		if !errors.Is(err, ErrBadPayload) {

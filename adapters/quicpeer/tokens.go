@@ -148,8 +148,9 @@ type Tokens interface {
 	// Notified takes a TokenNotify as the requesting node; false is a pass.
 	Notified(from, topic string) bool
 	// Pushed takes a TokenPush as the requesting node: ds were reserved
-	// for it; false is a pass (the owner releases them).
-	Pushed(from, topic string, ds []domain.Delivery) bool
+	// for it; false is a pass (the owner releases them). again > 0 asks
+	// the owner to keep a token for this node that long.
+	Pushed(from, topic string, ds []domain.Delivery) (taken bool, again time.Duration)
 }
 
 // RegisterTokens serves TokenRegister (op 30), TokenNotify (op 31) and
@@ -180,6 +181,7 @@ func RegisterTokens(srv *Server, t Tokens) {
 		if err != nil {
 			return errReply(err), nil
 		}
-		return okReply(appendBool(nil, t.Pushed(from, topic, ds))), nil
+		taken, again := t.Pushed(from, topic, ds)
+		return okReply(appendPushReply(nil, taken, again)), nil
 	})
 }

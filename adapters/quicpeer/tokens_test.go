@@ -21,6 +21,7 @@ type fakeTokens struct {
 	claim     bool
 	acceptErr error
 	pushed    [][]domain.Delivery
+	again     time.Duration // a taken push asks its token again this long
 }
 
 func (f *fakeTokens) AcceptTokens(from string, regs []ports.TokenRegistration) error {
@@ -38,12 +39,15 @@ func (f *fakeTokens) seen() ([]string, [][]ports.TokenRegistration, []string) {
 	return append([]string(nil), f.from...), append([][]ports.TokenRegistration(nil), f.regs...), append([]string(nil), f.notified...)
 }
 
-func (f *fakeTokens) Pushed(from, topic string, ds []domain.Delivery) bool {
+func (f *fakeTokens) Pushed(from, topic string, ds []domain.Delivery) (bool, time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.notified = append(f.notified, from+"/"+topic)
 	f.pushed = append(f.pushed, ds)
-	return f.claim
+	if !f.claim {
+		return false, 0
+	}
+	return true, f.again
 }
 
 func (f *fakeTokens) Notified(from, topic string) bool {

@@ -315,6 +315,21 @@ func (p *pump) routedUntil() map[string]time.Time {
 	return out
 }
 
+// routedUntilOf is when the longest wait of the routed consumers parked
+// on topic ends; ok is false when none is.
+func (p *pump) routedUntilOf(topic string) (until time.Time, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if q, found := p.queues[topic]; found {
+		for _, w := range q.shared {
+			if w.routed && w.state.Load() == waiterParked && w.until.After(until) {
+				until, ok = w.until, true
+			}
+		}
+	}
+	return until, ok
+}
+
 // dropTopic answers every consumer parked on a topic incarnation with
 // nothing: the topic was deleted.
 func (p *pump) dropTopic(topic string, id domain.TopicID) {

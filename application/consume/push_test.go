@@ -141,16 +141,17 @@ func TestTokenPushToAnOlderNodeNotifies(t *testing.T) {
 }
 
 // The requesting side: a pushed record goes to a consumer parked for other
-// owners' records, with no claim; with none parked the push is a pass.
+// owners' records, with no claim; with none parked the push is a pass. With
+// nobody else parked, the answer does not ask for the token again.
 func TestPushedRecordGoesToAParkedConsumer(t *testing.T) {
 	c := newPushCluster(t)
 	c.split("t", self, "node-2")
-	if c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 3, 33)}) {
+	if taken, _ := c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 3, 33)}); taken {
 		t.Fatal("a push with nobody parked was taken")
 	}
 	got := c.parkConsumer("t", 5*time.Second)
 	eventually(t, 5*time.Second, "the consumer parked", func() bool { return c.svc.Parked() == 1 })
-	if !c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 4, 44)}) {
+	if taken, again := c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 4, 44)}); !taken || again != 0 {
 		t.Fatal("the parked consumer passed")
 	}
 	if ds := <-got; len(ds) != 1 || ds[0].Record.Offset != 4 || ds[0].Handle.Nonce != 44 {
@@ -177,7 +178,7 @@ func TestPushToAGatewayBatchTopsUp(t *testing.T) {
 	eventually(t, 5*time.Second, "the consumer parked", func() bool { return c.svc.Parked() == 1 })
 	before := len(c.fwd.Consumes())
 	c.fwd.Offer("node-2", remoteDelivery("t", 0, 1, 11), remoteDelivery("t", 1, 1, 12))
-	if !c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 0, 0, 10)}) {
+	if taken, _ := c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 0, 0, 10)}); !taken {
 		t.Fatal("the parked consumer passed")
 	}
 	if ds := <-got; len(ds) != 3 {
@@ -205,7 +206,7 @@ func TestPushedRecordOutlivesAConsumerGivingUp(t *testing.T) {
 		eventually(t, 5*time.Second, "the consumer parked", func() bool { return c.svc.Parked() == 1 })
 		d := remoteDelivery("t", 1, int64(i), uint64(i+1))
 		go cancel()
-		taken := c.svc.Pushed("node-2", "t", []domain.Delivery{d})
+		taken, _ := c.svc.Pushed("node-2", "t", []domain.Delivery{d})
 		ds := <-got
 		if !taken || (len(ds) == 1 && ds[0].Handle.Nonce == d.Handle.Nonce) {
 			continue
@@ -219,5 +220,58 @@ func TestPushedRecordOutlivesAConsumerGivingUp(t *testing.T) {
 		if !nacked {
 			t.Fatalf("round %d: the pushed record was taken, not delivered (%+v) and not nacked to its owner", i, ds)
 		}
+	}
+}
+
+// A node whose other consumers are still parked asks for its token again
+// in the push's answer, lasting the longest of their remaining waits plus
+// the grace: the next consumer parking there spares that owner its probe.
+func TestPushedAnswerAsksForTheTokenAgain(t *testing.T) {
+	c := newPushCluster(t)
+	c.split("t", self, "node-2")
+	first := c.parkConsumer("t", 5*time.Second)
+	eventually(t, 5*time.Second, "the first consumer parked", func() bool { return c.svc.Parked() == 1 })
+	second := c.parkConsumer("t", 3*time.Second)
+	eventually(t, 5*time.Second, "both consumers parked", func() bool { return c.svc.Parked() == 2 })
+	taken, again := c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 4, 44)})
+	if !taken || again < 2*time.Second || again > 3250*time.Millisecond {
+		t.Fatalf("push answered %v, again %v; want taken and about 3.25 s (the second consumer's wait)", taken, again)
+	}
+	select {
+	case ds := <-first:
+		if len(ds) != 1 {
+			t.Fatalf("the first consumer got %+v", ds)
+		}
+	case ds := <-second:
+		t.Fatalf("the second consumer got %+v before the first", ds)
+	}
+	probes := c.probes()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.svc.Consume(ctx, consume.Request{Topic: "t", Wait: 2 * time.Second, Identity: "u"}); err == nil {
+		t.Fatal("consume got an answer from nowhere")
+	}
+	if n := c.probes() - probes; n != 0 {
+		t.Fatalf("%d probes of node-2, which holds the token asked again", n)
+	}
+	if taken, again := c.svc.Pushed("node-2", "t", []domain.Delivery{remoteDelivery("t", 1, 5, 55)}); !taken || again != 0 {
+		t.Fatalf("the last parked consumer's push answered %v, again %v; want taken, not again", taken, again)
+	}
+	<-second
+}
+
+// The owner keeps the token a taken push's answer asked for again: the
+// next record goes to the same node with no registration in between.
+func TestTokenAskedAgainIsKept(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self)
+	c.fwd.AskAgain(10 * time.Second)
+	c.acceptTokens(t, "t", "node-2")
+	c.produce(tp, 0, `"a"`)
+	c.wantPushes(t, "the first push", 1)
+	c.produce(tp, 0, `"b"`)
+	ps := c.wantPushes(t, "the second push, through the token asked again", 2)
+	if ps[1].Node != "node-2" || string(ps[1].Pushed[0].Record.Payload) != `"b"` {
+		t.Fatalf("second push %+v", ps[1])
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/narad/narad/domain"
 	"github.com/narad/narad/domain/meta"
+	"github.com/narad/narad/ports"
 )
 
 // Pushed tokens (internals.md §5.5, "A notification carries its record").
@@ -77,11 +78,15 @@ func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Deli
 	s.background.Go(func() {
 		call, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
 		defer cancel()
-		taken, err := s.tokenPeers.PushToken(call, node, s.self, topic, ds)
+		taken, again, err := s.tokenPeers.PushToken(call, node, s.self, topic, ds)
 		switch {
 		case err == nil && taken:
 			for _, d := range ds {
 				s.metrics.MessagesConsumed(topic, d.Partition, 1, len(d.Record.Payload))
+			}
+			if again > 0 {
+				s.tokens.register(node, topic, again, s.clock.Now())
+				s.pump.name(topic)
 			}
 		case errors.Is(err, domain.ErrNotImplemented):
 			s.tokens.refusePushes(node, s.clock.Now().Add(legacyPeerMemory))
@@ -100,14 +105,26 @@ func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Deli
 
 // Pushed is the requesting side of TokenPush (op 41): owner from spent
 // this node's token of topic on ds, reserved for it. One consumer parked
-// here for other owners' records gets them; false is a pass (none is
-// parked), and from releases them.
-func (s *Service) Pushed(from, topic string, ds []domain.Delivery) bool {
-	s.regs.spent(from, topic, s.clock.Now())
-	if len(ds) == 0 {
-		return false
+// here for other owners' records gets them; taken is false for a pass
+// (none is parked), and from releases them. When other consumers are
+// still parked on topic, the answer asks from for the token again (again:
+// its TTL, the longest of their waits plus the grace), so the next record
+// there comes without a registration, and the next consumer parking here
+// need not probe from.
+func (s *Service) Pushed(from, topic string, ds []domain.Delivery) (taken bool, again time.Duration) {
+	now := s.clock.Now()
+	s.regs.spent(from, topic, now)
+	ticket := s.regs.begin() // after the spending: the token asked again is recorded
+	if len(ds) == 0 || !s.pump.handPushed(topic, from, ds) {
+		return false, 0
 	}
-	return s.pump.handPushed(topic, from, ds)
+	until, ok := s.pump.routedUntilOf(topic)
+	if !ok || !until.After(now) {
+		return true, 0
+	}
+	again = until.Sub(now) + tokenTTLGrace
+	s.regs.sent(from, []ports.TokenRegistration{{Topic: topic, TTL: again}}, now, ticket)
+	return true, again
 }
 
 // handBack passes on an answer that reached a consumer as it gave up:

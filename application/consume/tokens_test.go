@@ -435,11 +435,12 @@ func (b *bridge) NotifyToken(_ context.Context, node, from, topic string) (bool,
 	return b.node(node).Notified(from, topic), nil
 }
 
-func (b *bridge) PushToken(_ context.Context, node, from, topic string, ds []domain.Delivery) (bool, error) {
+func (b *bridge) PushToken(_ context.Context, node, from, topic string, ds []domain.Delivery) (bool, time.Duration, error) {
 	b.mu.Lock()
 	b.pushes = append(b.pushes, len(ds))
 	b.mu.Unlock()
-	return b.node(node).Pushed(from, topic, ds), nil
+	taken, again := b.node(node).Pushed(from, topic, ds)
+	return taken, again, nil
 }
 
 // internals.md §5.5, story F41: end to end over two nodes, a consumer
