@@ -17,8 +17,9 @@ import (
 // with each of those owners. A long poll's first round skips each owner
 // holding a live token from this node already (spared): such an owner
 // offers its records through that, and a probe could only race its own
-// parked consumers. A local record, or an owner's notification
-// (then a claim to that owner) ends the wait; every 2 s of it the owners
+// parked consumers. A local record, a record an owner pushed through the
+// token, or an owner's notification (then a claim to that owner; owners
+// of an older release) ends the wait; every 2 s of it the owners
 // are probed again as a safety net. Where tokens cannot be left (no token
 // carrier, an owner that refused them, no address to be called back on)
 // the consumer polls instead: probes paced 100 ms doubling to 1 s. A node
