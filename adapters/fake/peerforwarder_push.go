@@ -8,8 +8,9 @@ import (
 )
 
 // PushToken records the push and answers taken unless node passes
-// notifications (PassNotifications) or RefusePushes armed an error; a
-// taken push asks for the token again for what AskAgain set.
+// notifications (PassNotifications), RefusePushes armed an error or
+// FailNext one for the next call; a taken push asks for the token again
+// for what AskAgain set.
 func (f *PeerForwarder) PushToken(ctx context.Context, node, from, topic string, ds []domain.Delivery) (bool, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return false, 0, err
@@ -19,6 +20,10 @@ func (f *PeerForwarder) PushToken(ctx context.Context, node, from, topic string,
 	f.pushes = append(f.pushes, TokenCall{Node: node, From: from, Topic: topic, Pushed: append([]domain.Delivery(nil), ds...)})
 	if f.pushErr != nil {
 		return false, 0, f.pushErr
+	}
+	if err := f.failNext; err != nil {
+		f.failNext = nil
+		return false, 0, err
 	}
 	if f.passes[node] {
 		return false, 0, nil

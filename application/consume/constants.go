@@ -74,6 +74,13 @@ const (
 	// tokenTTLMax clamps the TTL a node asks for (its wait is at most the
 	// long-poll clamp plus grace), bounding how long the book keeps it.
 	tokenTTLMax = time.Minute
+	// pushAttempts bounds the TokenPush calls of one pushed record whose
+	// answers were lost (ours: each under tokenRPCTimeout, 1.5 s in all).
+	pushAttempts = 3
+	// pushTakenMemory is how long a node remembers a pushed record one of
+	// its consumers took, to answer a push sent again "taken" without
+	// handing the record twice (ours: well past pushAttempts calls).
+	pushTakenMemory = 5 * time.Second
 )
 
 // Dead letters (docs/api-extensions.md "Dead letters").

@@ -83,8 +83,9 @@ func TestTokenPushPassReleasesTheRecord(t *testing.T) {
 }
 
 // A push that never left, or that its node refused, releases its record at
-// once; one whose answer was lost leaves it leased (the node may have
-// handed it to a consumer) until the visibility timeout brings it back.
+// once; one whose answers were lost three times leaves it leased (the node
+// may have handed it to a consumer) until the visibility timeout brings it
+// back.
 func TestTokenPushFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -108,7 +109,7 @@ func TestTokenPushFailures(t *testing.T) {
 				})
 				return
 			}
-			c.wantPushes(t, "the push", 1)
+			c.wantPushes(t, "the push and its two retries", 3)
 			c.none("t", -1)
 			c.clock.Advance(31 * time.Second)
 			if d := c.one("t", -1); string(d.Record.Payload) != `"a"` {
@@ -273,5 +274,59 @@ func TestTokenAskedAgainIsKept(t *testing.T) {
 	ps := c.wantPushes(t, "the second push, through the token asked again", 2)
 	if ps[1].Node != "node-2" || string(ps[1].Pushed[0].Record.Payload) != `"b"` {
 		t.Fatalf("second push %+v", ps[1])
+	}
+}
+
+// A push whose answer was lost is sent again; the second answer settles
+// it (here: taken, so the record stays leased for that node's consumer
+// and counts as consumed once).
+func TestTokenPushSentAgainAfterALostAnswer(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self)
+	c.fwd.FailNext(fake.ErrFakePeerFailure)
+	c.acceptTokens(t, "t", "node-2")
+	c.produce(tp, 0, `"a"`)
+	ps := c.wantPushes(t, "the push and its retry", 2)
+	if *ps[0].Pushed[0].Handle != *ps[1].Pushed[0].Handle {
+		t.Fatalf("the retry carried another lease: %+v, %+v", ps[0].Pushed[0].Handle, ps[1].Pushed[0].Handle)
+	}
+	eventually(t, 5*time.Second, "the pushed record counted as consumed", func() bool { return c.metrics.Count("consumed t/0") == 1 })
+	c.none("t", -1)
+}
+
+// The requesting side of a push sent again: a record one of its consumers
+// took already is answered taken, not handed to a second consumer.
+func TestPushSentAgainIsNotHandedTwice(t *testing.T) {
+	c := newPushCluster(t)
+	c.split("t", self, "node-2")
+	first := c.parkConsumer("t", 5*time.Second)
+	eventually(t, 5*time.Second, "the first consumer parked", func() bool { return c.svc.Parked() == 1 })
+	c.parkConsumer("t", 5*time.Second)
+	eventually(t, 5*time.Second, "both consumers parked", func() bool { return c.svc.Parked() == 2 })
+	d := remoteDelivery("t", 1, 4, 44)
+	for i := range 2 {
+		if taken, _ := c.svc.Pushed("node-2", "t", []domain.Delivery{d}); !taken {
+			t.Fatalf("push %d passed", i)
+		}
+	}
+	if ds := <-first; len(ds) != 1 || ds[0].Record.Offset != 4 {
+		t.Fatalf("the first consumer got %+v", ds)
+	}
+	if n := c.svc.Parked(); n != 1 {
+		t.Fatalf("%d consumers parked; want the second still waiting", n)
+	}
+}
+
+// A topic with a dead-letter policy is notified, not pushed to: reserving
+// counts a receive durably, and a pass would spend one.
+func TestDeadLetterTopicIsNotPushed(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self)
+	c.setDeadLetter(tp, "t-dlq", 3)
+	c.acceptTokens(t, "t", "node-2")
+	c.produce(tp, 0, `"a"`)
+	c.wantNotified(t, "the notification", "node-2")
+	if n := len(c.fwd.Pushes()); n != 0 {
+		t.Fatalf("%d pushes of a dead-letter topic's record", n)
 	}
 }

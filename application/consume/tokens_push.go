@@ -17,12 +17,17 @@ import (
 // releases it. A delivery through a token then takes one round trip
 // instead of two (notify, then claim), and the owner holds nothing back.
 // A node that predates the operation is notified as before (hold, notify,
-// claim) for legacyPeerMemory.
+// claim) for legacyPeerMemory, and so is every node for a topic with a
+// dead-letter policy: reserving counts a receive durably, so each pass
+// would spend one of the record's receives. A push whose answer was lost
+// is sent again (the node answers a record it took already as taken,
+// without handing it twice), so a slow answer does not leave a record
+// leased for its whole visibility timeout.
 
 // spend uses tk, a token of t: it pushes a record reserved for tk's node,
 // or for a node that takes no pushes holds one back and notifies it. false when there was nothing to reserve (tk is put back).
 func (s *Service) spend(ctx context.Context, t meta.Topic, tk token, now time.Time) bool {
-	if s.tokens.pushes(tk.node, now) {
+	if s.maxReceivesOf(t) == 0 && s.tokens.pushes(tk.node, now) {
 		ds, err := s.pass(ctx, t, scope{}, 1, batchScanBytesMax)
 		if err != nil || len(ds) == 0 {
 			s.tokens.restore(t.Name, tk)
@@ -71,14 +76,16 @@ func (b *tokenBook) refusePushes(node string, until time.Time) {
 // pump's goroutine. A pass, a call that never reached node or node's
 // refusal releases them at once; a node that predates pushes gets the
 // legacy notification instead (the record released and held back for its
-// claim). A call whose answer was lost leaves them leased: node may have
-// handed them to a consumer, and the visibility timeout brings them back
+// claim). A call whose answer was lost is sent again, up to pushAttempts
+// calls in all; after that the records stay leased: node may have handed
+// them to a consumer, and the visibility timeout brings them back
 // otherwise.
 func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Delivery) {
 	s.background.Go(func() {
-		call, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
-		defer cancel()
-		taken, again, err := s.tokenPeers.PushToken(call, node, s.self, topic, ds)
+		taken, again, err := s.pushOnce(ctx, node, topic, ds)
+		for n := 1; n < pushAttempts && errors.Is(err, domain.ErrNoAnswer) && ctx.Err() == nil; n++ {
+			taken, again, err = s.pushOnce(ctx, node, topic, ds)
+		}
 		switch {
 		case err == nil && taken:
 			for _, d := range ds {
@@ -95,12 +102,19 @@ func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Deli
 			s.release(ds, "")
 			s.notify(ctx, node, topic)
 		case errors.Is(err, domain.ErrNoAnswer):
-			s.log.Debug("delivery token push unanswered; its record returns after the visibility timeout",
-				"node", node, "topic", topic, "err", err)
+			s.log.Info("delivery token push unanswered; its record returns after the visibility timeout",
+				"node", node, "topic", topic, "attempts", pushAttempts, "err", err)
 		default:
 			s.release(ds, "")
 		}
 	})
+}
+
+// pushOnce makes one TokenPush call under the token budget.
+func (s *Service) pushOnce(ctx context.Context, node, topic string, ds []domain.Delivery) (bool, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, tokenRPCTimeout)
+	defer cancel()
+	return s.tokenPeers.PushToken(ctx, node, s.self, topic, ds)
 }
 
 // Pushed is the requesting side of TokenPush (op 41): owner from spent
@@ -113,11 +127,15 @@ func (s *Service) push(ctx context.Context, node, topic string, ds []domain.Deli
 // need not probe from.
 func (s *Service) Pushed(from, topic string, ds []domain.Delivery) (taken bool, again time.Duration) {
 	now := s.clock.Now()
+	if len(ds) > 0 && s.regs.tookPush(from, ds[0], now) {
+		return true, 0 // a push sent again after its answer was lost
+	}
 	s.regs.spent(from, topic, now)
 	ticket := s.regs.begin() // after the spending: the token asked again is recorded
 	if len(ds) == 0 || !s.pump.handPushed(topic, from, ds) {
 		return false, 0
 	}
+	s.regs.took(from, ds[0], now)
 	until, ok := s.pump.routedUntilOf(topic)
 	if !ok || !until.After(now) {
 		return true, 0
@@ -142,4 +160,33 @@ func (s *Service) handBack(topic string, a answer) {
 	default:
 		s.release(a.ds, "")
 	}
+}
+
+// pushKey names a pushed record: its owner and its lease.
+type pushKey struct {
+	owner string
+	topic string
+	h     domain.ReceiptHandle
+}
+
+// took remembers that a consumer here took d, pushed by owner, for
+// pushTakenMemory: a push of it sent again answers taken.
+func (r *tokenRegs) took(owner string, d domain.Delivery, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d.Handle != nil {
+		r.pushed[pushKey{owner, d.Topic, *d.Handle}] = now
+	}
+}
+
+// tookPush reports whether a consumer here took d, pushed by owner, within
+// pushTakenMemory.
+func (r *tokenRegs) tookPush(owner string, d domain.Delivery, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d.Handle == nil {
+		return false
+	}
+	at, ok := r.pushed[pushKey{owner, d.Topic, *d.Handle}]
+	return ok && now.Sub(at) <= pushTakenMemory
 }

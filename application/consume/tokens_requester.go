@@ -35,6 +35,9 @@ type tokenRegs struct {
 	// answer to the registration arrives here). Sends and spendings are
 	// ordered by ticket, not by clock, which may read the same for both.
 	spentAt map[regKey]spending
+	// pushed is the pushed records a consumer here took, for a push sent
+	// again after its answer was lost (tokens_push.go).
+	pushed map[pushKey]time.Time
 }
 
 // spending is a notification that spent a token: when, and the number of
@@ -53,7 +56,7 @@ type tokenReg struct {
 }
 
 func newTokenRegs() *tokenRegs {
-	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: deadlines{}, spentAt: map[regKey]spending{}}
+	return &tokenRegs{regs: map[regKey]tokenReg{}, refused: deadlines{}, spentAt: map[regKey]spending{}, pushed: map[pushKey]time.Time{}}
 }
 
 // shareable reports whether a consumer parking now until deadline can rely
@@ -136,8 +139,8 @@ func (r *tokenRegs) polled(owner string, now time.Time) bool {
 	return r.refused.active(owner, now)
 }
 
-// prune forgets registrations that ended, and spendings older than
-// tokenSpentMemory.
+// prune forgets registrations that ended, spendings older than
+// tokenSpentMemory and pushes taken longer than pushTakenMemory ago.
 func (r *tokenRegs) prune(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -149,6 +152,11 @@ func (r *tokenRegs) prune(now time.Time) {
 	for k, sp := range r.spentAt {
 		if now.Sub(sp.at) > tokenSpentMemory {
 			delete(r.spentAt, k)
+		}
+	}
+	for k, at := range r.pushed {
+		if now.Sub(at) > pushTakenMemory {
+			delete(r.pushed, k)
 		}
 	}
 }
