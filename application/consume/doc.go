@@ -14,8 +14,9 @@
 // never left, 502 for no answer), and never forwards a request that came
 // from a peer (Owner). With ports.TokenPeers too, consumers waiting for
 // other owners' records leave delivery tokens with them and are called
-// back, and this node calls back the nodes that left tokens here
-// (tokens_requester.go, tokens_owner.go; internals.md §5.5). Without a
+// back, and this node calls back the nodes that left tokens here, pushing
+// them the record it reserved for them (tokens_requester.go,
+// tokens_owner.go, tokens_push.go; internals.md §5.5). Without a
 // forwarder, a request for another owner's partition answers
 // domain.ErrNotOwner.
 //
