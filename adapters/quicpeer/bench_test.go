@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -215,4 +216,42 @@ func BenchmarkCommitGroupVersusSingles(b *testing.B) {
 			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N*batches), "cpu-ns/batch")
 		})
 	}
+}
+
+// BenchmarkSparseTokenDelivery measures what one record delivered through
+// a delivery token costs on the wire, both ends in this process, calls
+// made as BenchmarkSparseCall makes them (one caller, a pause between
+// records, the pauses' CPU taken off): the owner's notification (op 31)
+// and the requester's claim (op 2, answered with a 256-byte record), or
+// one push carrying the record (op 41). Run it with a fixed count, e.g.
+// -benchtime 2000x -cpu 2. Three runs on the shared 2-core machine in a
+// slow hour (2026-12-07):
+//
+//	arm           cpu-ns/op                  B/op   allocs/op
+//	notify-claim  526,973  635,586  641,352  6,490  104
+//	push          526,109  493,996  383,222  4,400  57
+func BenchmarkSparseTokenDelivery(b *testing.B) {
+	srv, _ := newServer(b, ServerOptions{})
+	d := pushedDelivery("t", 7, "", strings.Repeat("p", 256))
+	RegisterConsume(srv, &fakeService{deliveries: []domain.Delivery{d}})
+	RegisterTokens(srv, &fakeTokens{claim: true})
+	p := ackCaller(b, srv.Addr().String(), noObserver{})
+	ctx := context.Background()
+	claim := ports.RemoteConsume{Topic: "t", LocalOnly: true, Claim: true}
+	b.Run("notify-claim", func(b *testing.B) {
+		sparseCPU(b, func() error {
+			if _, err := p.NotifyToken(ctx, "owner", "node-1", "t"); err != nil {
+				return err
+			}
+			_, err := p.ConsumeRemote(ctx, "owner", claim)
+			return err
+		})
+	})
+	b.Run("push", func(b *testing.B) {
+		ds := []domain.Delivery{d}
+		sparseCPU(b, func() error {
+			_, _, err := p.PushToken(ctx, "owner", "node-1", "t", ds)
+			return err
+		})
+	})
 }
