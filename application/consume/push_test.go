@@ -330,3 +330,28 @@ func TestDeadLetterTopicIsNotPushed(t *testing.T) {
 		t.Fatalf("%d pushes of a dead-letter topic's record", n)
 	}
 }
+
+// A token the pump took but could not spend (a local consumer took the
+// record it counted before the pump could reserve it) goes back first in
+// line, so the next record still reaches its node.
+func TestTokenRestoredWhenNothingCouldBeReserved(t *testing.T) {
+	c := newPushCluster(t)
+	tp := c.split("t", self, self)
+	c.produce(tp, 0, `"a"`)
+	taken := make(chan []domain.Delivery, 1)
+	c.reader.holdNextBounds(func() { // the pump's estimate reads partition 0, then 1
+		c.reader.holdNextBounds(func() {
+			ds, _ := c.svc.Consume(context.Background(), consume.Request{Topic: "t", Identity: "u"})
+			taken <- ds
+		})
+	})
+	c.acceptTokens(t, "t", "node-2")
+	if ds := <-taken; len(ds) != 1 {
+		t.Fatalf("the local consumer took %+v during the estimate", ds)
+	}
+	c.produce(tp, 0, `"b"`)
+	p := c.wantPushes(t, "the next record pushed through the restored token", 1)[0]
+	if p.Node != "node-2" || string(p.Pushed[0].Record.Payload) != `"b"` {
+		t.Fatalf("push %+v", p)
+	}
+}
