@@ -17,9 +17,9 @@ type TokenRegistration struct {
 }
 
 // TokenPeers carries delivery tokens between nodes (node RPC ops 30
-// TokenRegister, 31 TokenNotify and 41 TokenPush). Safe for concurrent use. Errors fall
-// in the classes of PeerForwarder; a node that predates the operations
-// answers domain.ErrNotImplemented.
+// TokenRegister, 31 TokenNotify and 41 TokenPush). Safe for concurrent
+// use. Errors fall in the classes of PeerForwarder; a node that predates
+// the operations answers domain.ErrNotImplemented.
 type TokenPeers interface {
 	// RegisterTokens leaves one token per registration with owner, on
 	// behalf of node from (the member id the owner calls back); each

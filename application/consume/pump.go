@@ -306,25 +306,30 @@ func (p *pump) routedUntil() map[string]time.Time {
 	defer p.mu.Unlock()
 	out := map[string]time.Time{}
 	for name, q := range p.queues {
-		for _, w := range q.shared {
-			if w.routed && w.state.Load() == waiterParked && w.until.After(out[name]) {
-				out[name] = w.until
-			}
+		if until, ok := q.routedUntil(); ok {
+			out[name] = until
 		}
 	}
 	return out
 }
 
-// routedUntilOf is when the longest wait of the routed consumers parked
-// on topic ends; ok is false when none is.
-func (p *pump) routedUntilOf(topic string) (until time.Time, ok bool) {
+// routedUntilOf is routedUntil for topic alone; ok is false when no routed
+// consumer is parked on it.
+func (p *pump) routedUntilOf(topic string) (time.Time, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if q, found := p.queues[topic]; found {
-		for _, w := range q.shared {
-			if w.routed && w.state.Load() == waiterParked && w.until.After(until) {
-				until, ok = w.until, true
-			}
+		return q.routedUntil()
+	}
+	return time.Time{}, false
+}
+
+// routedUntil is when the longest wait of q's parked routed consumers
+// ends; ok is false when none is parked. Callers hold the pump's lock.
+func (q *waitQueue) routedUntil() (until time.Time, ok bool) {
+	for _, w := range q.shared {
+		if w.routed && w.state.Load() == waiterParked && w.until.After(until) {
+			until, ok = w.until, true
 		}
 	}
 	return until, ok

@@ -25,7 +25,8 @@ import (
 // leased for its whole visibility timeout.
 
 // spend uses tk, a token of t: it pushes a record reserved for tk's node,
-// or for a node that takes no pushes holds one back and notifies it. false when there was nothing to reserve (tk is put back).
+// or for a node that takes no pushes holds one back and notifies it. false
+// when there was nothing to reserve (tk is put back).
 func (s *Service) spend(ctx context.Context, t meta.Topic, tk token, now time.Time) bool {
 	if s.maxReceivesOf(t) == 0 && s.tokens.pushes(tk.node, now) {
 		ds, err := s.pass(ctx, t, scope{}, 1, batchScanBytesMax)
