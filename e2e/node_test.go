@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,61 +45,6 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// handedOut are the ports freePorts returned in this process: a port is
-// closed again before its node binds it, so the kernel may offer it to
-// another test meanwhile; no port is handed out twice.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// freePorts returns a port whose successor is free too (HTTP and Raft over
-// TCP), whose UDP twin (node RPC) is free, and that no other test of this
-// process was given.
-func freePorts(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 50; i++ {
-		a, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := a.Addr().(*net.TCPAddr).Port
-		ok := portsFree(port)
-		a.Close()
-		if ok && claimPorts(port) {
-			return port
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
-}
-
-// portsFree reports whether port+1 (TCP) and port (UDP) can be bound now.
-func portsFree(port int) bool {
-	b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
-	if err != nil {
-		return false
-	}
-	b.Close()
-	u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return false
-	}
-	u.Close()
-	return true
-}
-
-// claimPorts records port and port+1 as handed out, unless either was.
-func claimPorts(port int) bool {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.ports[port] || handedOut.ports[port+1] {
-		return false
-	}
-	handedOut.ports[port], handedOut.ports[port+1] = true, true
-	return true
 }
 
 // startNode runs `narad server start --dev` on dataDir and waits until ready.
