@@ -2,6 +2,7 @@ package fanout_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -13,10 +14,21 @@ import (
 	"github.com/narad/narad/domain/meta"
 )
 
-// countingStore counts the whole-view reads a full pass makes.
+// countingStore counts the whole-view reads a full pass makes; while
+// failing names a topic, reading that topic fails.
 type countingStore struct {
 	*fake.MetaStore
 	links, lists atomic.Int64
+	failing      atomic.Pointer[string]
+}
+
+var errTopicRead = errors.New("test: topic read fails")
+
+func (s *countingStore) Topic(name string) (meta.Topic, bool, error) {
+	if f := s.failing.Load(); f != nil && *f == name {
+		return meta.Topic{}, false, errTopicRead
+	}
+	return s.MetaStore.Topic(name)
 }
 
 // ListTopics is counted: the orphan sweep lists every topic.
@@ -106,13 +118,19 @@ func TestReconcileRunsAfterAnExitAndAfterCatchingUp(t *testing.T) {
 	if store.links.Load() != 2 {
 		t.Fatalf("catching up again ran %d full passes, want 1", store.links.Load()-1)
 	}
-	e.propose(t, &meta.DetachChild{Parent: "orders", Child: "audit"})
-	eng.Reconcile(ctx) // views moved: stops the cursor
+	// The cursor stops by itself (its re-read of the link fails) while
+	// no view moves.
+	child := "audit"
+	store.failing.Store(&child)
 	eventually(t, "the cursor to exit", func() bool { _, ok := eng.Cursor("orders", 0, "audit"); return !ok })
+	store.failing.Store(nil)
 	before := store.links.Load()
 	eng.Reconcile(ctx)
 	if store.links.Load() != before+1 {
 		t.Fatalf("a cursor exit ran %d full passes, want 1", store.links.Load()-before)
+	}
+	if _, ok := eng.Cursor("orders", 0, "audit"); !ok {
+		t.Fatal("the pass after the exit did not start the cursor again")
 	}
 }
 
