@@ -44,43 +44,41 @@ func freePorts(t *testing.T) int {
 	return 0
 }
 
-// ephemeralLow is the low bound of the kernel's ephemeral port range, or
-// Linux's default where the range cannot be read; never below the node
-// ports' own floor plus a little room.
-func ephemeralLow() int {
+// ephemeralLow is the low bound of the kernel's ephemeral port range (read
+// once), or Linux's default where the range cannot be read or starts
+// higher. A range that starts below nodePortLowest+1000 leaves no room
+// under it: the node ports then come from [nodePortLowest, +1000) anyway.
+var ephemeralLow = sync.OnceValue(func() int {
 	low := ephemeralLowest
 	if b, err := os.ReadFile(ephemeralRangeSys); err == nil {
-		var lo, hi int
-		if n, _ := fmt.Sscan(string(b), &lo, &hi); n == 2 && lo < low {
+		var lo int
+		if _, err := fmt.Sscan(string(b), &lo); err == nil && lo < low {
 			low = lo
 		}
 	}
 	return max(low, nodePortLowest+1000)
-}
+})
 
 // portsFree reports whether port and port+1 (TCP) and port (UDP) can be
 // bound now.
 func portsFree(port int) bool {
-	for _, l := range []struct {
-		network string
-		port    int
-	}{{"tcp", port}, {"tcp", port + 1}, {"udp", port}} {
-		addr := fmt.Sprintf("127.0.0.1:%d", l.port)
-		if l.network == "udp" {
-			c, err := net.ListenPacket(l.network, addr)
-			if err != nil {
-				return false
-			}
-			c.Close()
-			continue
-		}
-		c, err := net.Listen(l.network, addr)
-		if err != nil {
-			return false
-		}
+	return tcpFree(port) && tcpFree(port+1) && udpFree(port)
+}
+
+func tcpFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err == nil {
+		l.Close()
+	}
+	return err == nil
+}
+
+func udpFree(port int) bool {
+	c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err == nil {
 		c.Close()
 	}
-	return true
+	return err == nil
 }
 
 // claimPorts records port and port+1 as handed out, unless either was.
