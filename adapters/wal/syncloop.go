@@ -19,6 +19,7 @@ import (
 func (w *WAL) syncLoop() {
 	defer close(w.loopDone)
 	t := time.NewTimer(w.opts.SyncInterval)
+	t.Stop() // a WAL opens idle: no backstop until a wake finds a batch
 	defer t.Stop()
 	for {
 		select {
