@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,40 +17,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/narad/narad/adapters/loopbackport"
 	"github.com/narad/narad/bootstrap/config"
 )
 
-// handedPorts are the ports freePort returned so far in this process.
-var handedPorts struct {
-	sync.Mutex
-	seen map[int]bool
-}
-
-// freePort returns a loopback TCP port that was free a moment ago and that
-// it never returned before: the kernel may hand a just-closed port out
-// again at once, and one node's HTTP and cluster addresses must differ.
-func freePort(t *testing.T) int {
-	t.Helper()
-	handedPorts.Lock()
-	defer handedPorts.Unlock()
-	if handedPorts.seen == nil {
-		handedPorts.seen = map[int]bool{}
-	}
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
-		if !handedPorts.seen[port] {
-			handedPorts.seen[port] = true
-			return port
-		}
-	}
-	t.Fatal("no loopback port that was not handed out before")
-	return 0
-}
+// freePort returns a loopback port below the ephemeral range, free on TCP
+// and UDP a moment ago, that no other test of this process was given: one
+// node's HTTP and cluster addresses must differ.
+func freePort(t *testing.T) int { return loopbackport.Pick(t, 1) }
 
 func devConfig(t *testing.T) config.Config {
 	t.Helper()

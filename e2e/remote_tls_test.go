@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/narad/narad/adapters/loopbackport"
 )
 
 // remoteCA is a certificate authority made for one test and the server
@@ -116,22 +118,13 @@ func startTLSProxy(t *testing.T, ca remoteCA, backend string) *tlsProxy {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy, tr.MaxIdleConnsPerHost, tr.ForceAttemptHTTP2 = nil, 64, false
 	p := &tlsProxy{t: t, backend: u, cert: ca.leaf, transport: tr}
-	for i := 0; p.port == 0; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A port freePorts hands out is never given to the proxy too.
-		if port := ln.Addr().(*net.TCPAddr).Port; claimPorts(port) {
-			p.port = port
-			p.serve(ln)
-			continue
-		}
-		ln.Close()
-		if i > 50 {
-			t.Fatal("no free proxy port")
-		}
+	// Below the ephemeral range, so heal finds the port unbound after a cut.
+	p.port = loopbackport.Pick(t, 1)
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p.port))
+	if err != nil {
+		t.Fatal(err)
 	}
+	p.serve(ln)
 	t.Cleanup(func() { p.cut(); tr.CloseIdleConnections() })
 	return p
 }

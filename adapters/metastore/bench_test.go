@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/narad/narad/adapters/loopbackport"
 	"github.com/narad/narad/domain/meta"
 )
 
@@ -58,7 +58,7 @@ func benchProposals(b *testing.B, nodes []*node, workers int) {
 }
 
 func benchNode(b *testing.B, dir string) *node {
-	h, err := NewHost(HostConfig{NodeID: "bench", RaftAddr: benchAddr(b), DataDir: dir, RTT: defaultRTT, Logger: testLogger()})
+	h, err := NewHost(HostConfig{NodeID: "bench", RaftAddr: loopbackport.Addr(b), DataDir: dir, RTT: defaultRTT, Logger: testLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,15 +69,6 @@ func benchNode(b *testing.B, dir string) *node {
 	n := &node{id: "bench", dir: dir, host: h, store: s}
 	waitLeader(b, n)
 	return n
-}
-
-func benchAddr(b *testing.B) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func waitLeader(b *testing.B, nodes ...*node) {
@@ -112,7 +103,7 @@ func BenchmarkProposeApply1Node(b *testing.B) {
 func BenchmarkProposeApply3Nodes(b *testing.B) {
 	for _, workers := range []int{1, 16} {
 		b.Run(fmt.Sprintf("inflight-%d", workers), func(b *testing.B) {
-			members := map[string]string{"n1": benchAddr(b), "n2": benchAddr(b), "n3": benchAddr(b)}
+			members := map[string]string{"n1": loopbackport.Addr(b), "n2": loopbackport.Addr(b), "n3": loopbackport.Addr(b)}
 			var nodes []*node
 			for _, id := range []string{"n1", "n2", "n3"} {
 				h, err := NewHost(HostConfig{NodeID: id, RaftAddr: members[id], DataDir: b.TempDir(), RTT: defaultRTT, Logger: testLogger()})
@@ -158,7 +149,7 @@ func populate(b *testing.B, n *node) {
 // store holds and the state machine's bytes on disk.
 func BenchmarkOpenNode10kTopics(b *testing.B) {
 	dir := b.TempDir()
-	addr := benchAddr(b)
+	addr := loopbackport.Addr(b)
 	open := func() *node {
 		h, err := NewHost(HostConfig{NodeID: "bench", RaftAddr: addr, DataDir: dir, RTT: defaultRTT, Logger: testLogger()})
 		if err != nil {

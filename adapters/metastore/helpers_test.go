@@ -3,7 +3,6 @@ package metastore
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	sm "github.com/lni/dragonboat/v4/statemachine"
 	"go.uber.org/zap"
 
+	"github.com/narad/narad/adapters/loopbackport"
 	"github.com/narad/narad/domain/meta"
 	"github.com/narad/narad/ports"
 )
@@ -73,16 +73,10 @@ func createTopic(name string, n int) meta.Envelope {
 	return env(&meta.CreateTopic{Name: name, ID: topicID(n), Partitions: 3, VisibilityTimeoutMs: 30_000})
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// freeAddr returns a loopback address below the ephemeral range, free a
+// moment ago and given to no other test of this process, so a node
+// restarted on it finds it unbound.
+func freeAddr(t *testing.T) string { return loopbackport.Addr(t) }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
