@@ -161,9 +161,9 @@ func TestCleanAttemptsFirst(t *testing.T) {
 	}
 	eventually(t, "four checks run", func() bool { return f.hasher.InFlight() == 4 })
 	f.goLogin(context.Background(), &wg, "dirty", "dirty-pw")
-	eventually(t, "dirty waits", func() bool { return f.auth.VerifyQueued() == 5 })
+	eventually(t, "dirty waits for a slot", func() bool { c, d := f.auth.SlotWaiters(); return c == 0 && d == 1 })
 	f.goLogin(context.Background(), &wg, "clean", "clean-pw")
-	eventually(t, "clean waits", func() bool { return f.auth.VerifyQueued() == 6 })
+	eventually(t, "clean waits for a slot", func() bool { c, d := f.auth.SlotWaiters(); return c == 1 && d == 1 })
 	before := f.hasher.MatchesCalls()
 	f.hasher.Step() // one check ends: its slot goes to the next in line
 	eventually(t, "the next check starts", func() bool { return f.hasher.MatchesCalls() == before+1 })
