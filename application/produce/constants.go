@@ -76,9 +76,21 @@ const (
 	// fsync. Still below the spec's own linger cap (lingerMaxDuration).
 	busyRemoteLingerDuration = 40 * time.Millisecond
 	// busyLatencyMinDuration: the busy linger applies only to an owner
-	// whose commits take at least this long on average (a node short of
-	// CPU or disk); below it commits go as the spec's linger allows.
+	// whose commits seldom take less than this (a node short of CPU or
+	// disk; ownerLatency); otherwise commits go as the spec's linger
+	// allows.
 	busyLatencyMinDuration = 4 * time.Millisecond
+	// busyWindowCommits: the busy linger judges an owner by up to this
+	// many of its recent commits, none of the first this many
+	// (ownerLatency).
+	busyWindowCommits = 32
+	// busyFastMinCount: an owner with at least this many commits under
+	// busyLatencyMinDuration in its window (a quarter) is not busy.
+	busyFastMinCount = busyWindowCommits / 4
+	// busyRejudgeInterval: an owner's window starts again at every
+	// multiple of this on the wall clock, measured without the busy
+	// linger until it shows the owner busy again (ownerLatency).
+	busyRejudgeInterval = 5 * time.Second
 	// commitBudgetBytes bounds the encoded records of one commit (half the
 	// 16 MiB node-RPC frame); a commit always carries at least one record.
 	commitBudgetBytes = 8 << 20

@@ -70,7 +70,7 @@ type Dispatcher struct {
 	skipped    int
 	inflight   int // commits counting against commitsInFlightMaxCount
 	running    int // destinations whose commit result is not yet settled, hung ones included
-	latency    map[string]time.Duration
+	latency    map[string]*ownerLatency
 	incarn     incarnations
 	rescanDue  bool
 	lastRescan time.Time
@@ -122,7 +122,7 @@ func NewDispatcher(d DispatcherDeps) *Dispatcher {
 	return &Dispatcher{
 		wal: d.WAL, store: d.Store, latch: d.Latch, confirmer: d.Confirmer, local: d.Local,
 		peers: d.Peers, clock: d.Clock, log: d.Log, self: d.Self,
-		dests: map[destKey]*dest{}, latency: map[string]time.Duration{}, incarn: newIncarnations(),
+		dests: map[destKey]*dest{}, latency: map[string]*ownerLatency{}, incarn: newIncarnations(),
 		results: make(chan []commitResult, commitsInFlightMaxCount), confirms: make(chan confirmResult, 1),
 	}
 }

@@ -117,14 +117,14 @@ func (d *Dispatcher) requeue(ds *dest, batch []ports.WALEntry) {
 	ds.queue = append(append([]ports.WALEntry(nil), batch...), ds.queue...)
 }
 
-// observe folds a commit's latency into its owner's moving average.
+// observe takes a commit's latency into what is known of its owner.
 func (d *Dispatcher) observe(owner string, took time.Duration) {
-	avg, ok := d.latency[owner]
-	if !ok {
-		d.latency[owner] = took
-		return
+	l := d.latency[owner]
+	if l == nil {
+		l = &ownerLatency{}
+		d.latency[owner] = l
 	}
-	d.latency[owner] = avg + (took-avg)*latencyWeightPercent/100
+	l.observe(took, d.clock.Now())
 }
 
 // warnOnce logs ds's current trouble once, until a commit succeeds.

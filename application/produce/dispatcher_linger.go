@@ -16,8 +16,9 @@ import (
 //   - the spec's linger (internals.md §3.3): while other commits are in
 //     flight and its owner's commit latency is known, twice that latency
 //     (at most lingerMaxDuration) since its oldest queued record;
-//   - the busy linger: on an owner whose commits take busyLatencyMinDuration
-//     or more on average (a node short of CPU or disk), a destination that
+//   - the busy linger: on an owner whose recent commits seldom took less
+//     than busyLatencyMinDuration (a node short of CPU or disk; how that
+//     is judged is in ownerlatency.go), a destination that
 //     started a commit less than one busy step ago waits for the next busy
 //     boundary, a multiple of the step on the wall clock (busyUntil). The
 //     step is busyLingerDuration for this node's partitions and
@@ -38,11 +39,9 @@ import (
 // is off: at a light steady load (1,000 msg/s) it cost about 10 ms of
 // delivery latency, and because every destination committed on the same
 // boundary the fsyncs bunched and produce p99 rose past the 10 ms target.
-// At such a load the threshold does not decide alone: the first commits
-// to an owner include the dial and handshake and can seed its average above
-// busyLatencyMinDuration, and once on, the boundary's bunched commits
-// (and the owner's gather) keep it above; runs that started below it
-// stayed below in a fast hour (docs/performance.md, "Three nodes at
+// Once on, the boundary's bunched commits (and the owner's gather) slow
+// commits by themselves, so the owner is judged afresh, without the busy
+// linger, every busyRejudgeInterval (docs/performance.md, "Three nodes at
 // 1,000 msg/s: the dispatcher's linger", where both regimes are measured).
 // Boundaries are on the wall clock so that every node's dispatcher
 // sends its batch for a partition at about the same moment, and the
@@ -51,13 +50,13 @@ func (d *Dispatcher) lingers(ds *dest, owner string, now time.Time) bool {
 	if d.draining || ds.failing || fullCommit(ds.queue) {
 		return false
 	}
-	lat, known := d.latency[owner]
+	lat := d.latency[owner]
 	var until time.Time
-	if known && lat >= busyLatencyMinDuration {
+	if lat != nil && lat.busy() {
 		until = ds.busyEnd
 	}
-	if known && d.inflight > 0 {
-		if spec := ds.queuedAt.Add(min(2*lat, lingerMaxDuration)); spec.After(until) {
+	if lat != nil && d.inflight > 0 {
+		if spec := ds.queuedAt.Add(min(2*lat.avg, lingerMaxDuration)); spec.After(until) {
 			until = spec
 		}
 	}

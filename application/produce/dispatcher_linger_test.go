@@ -17,14 +17,16 @@ import (
 const slowCommit = 5 * time.Millisecond
 
 // busyEnv runs a dispatcher over a one-partition local topic t on a slow
-// owner whose destination has just made its first commit (of one record),
-// at the env's start time: it is busy until the next boundary.
+// owner (a full window of slow commits measured) whose destination has
+// just made its first commit (of one record), at the env's start time: it
+// is busy until the next boundary.
 func busyEnv(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
 	e.createTopic(t, "t", 1, 1)
 	e.assign(t, "t", self)
 	e.committer.slow.Store(int64(slowCommit))
+	e.measured = map[string]time.Duration{self: slowCommit}
 	e.run(t)
 	e.produce(t, "t", "", "first")
 	waitFor(t, "the first commit", func() bool { return len(e.committer.snapshot()) == 1 })
@@ -59,6 +61,7 @@ func TestFastOwnerGetsNoBusyLinger(t *testing.T) {
 	e.createTopic(t, "t", 1, 1)
 	e.assign(t, "t", self)
 	e.committer.slow.Store(int64(produce.BusyLatencyMin / 2))
+	e.measured = map[string]time.Duration{self: produce.BusyLatencyMin / 2}
 	e.run(t)
 	for i, p := range []string{"a", "b", "c", "d"} {
 		e.produce(t, "t", "", p)
@@ -124,6 +127,7 @@ func TestRemoteBusyDestinationHoldsUntilTheRemoteBoundary(t *testing.T) {
 	e.createTopic(t, "t", 1, 1)
 	e.assign(t, "t", "n2")
 	e.remote.slow.Store(int64(slowCommit))
+	e.measured = map[string]time.Duration{"n2": slowCommit}
 	e.run(t)
 	e.produce(t, "t", "", "first")
 	waitFor(t, "the first commit", func() bool { return len(e.peers.Commits()) == 1 })
@@ -149,6 +153,7 @@ func TestByteFullCommitDoesNotWaitForTheBoundary(t *testing.T) {
 	e.createTopic(t, "t", 1, 1)
 	e.assign(t, "t", self)
 	e.committer.slow.Store(int64(slowCommit))
+	e.measured = map[string]time.Duration{self: slowCommit}
 	payload := bytes.Repeat([]byte("x"), 1<<20)
 	for range 16 { // 7 fit in one 8 MiB commit: 7, 7, then a tail of 2
 		e.produce(t, "t", "", string(payload))
@@ -157,4 +162,91 @@ func TestByteFullCommitDoesNotWaitForTheBoundary(t *testing.T) {
 	waitFor(t, "two full commits", func() bool { return e.wal.Checkpoint() == 14 })
 	e.step(t, produce.BusyLinger)
 	waitFor(t, "the tail", func() bool { return e.wal.Checkpoint() == 16 })
+}
+
+// Ensure that an owner counts as busy only once its window holds more slow
+// commits than a window with a quarter of fast ones could: never from its
+// first window of commits (the dial, the handshake), never from a few
+// slow commits however slow, and no longer once a quarter of its window is
+// fast again; and that the window starts again at each rejudge boundary on
+// the wall clock.
+func TestOwnerIsBusyOnlyWhenFewOfItsCommitsAreFast(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_700_000_000, 0) // a rejudge boundary
+	fast, slow := produce.BusyLatencyMin/2, produce.BusyLatencyMin
+	w, quarter := produce.BusyWindow, produce.BusyWindow/4
+	at := func(when time.Time, n int, took ...time.Duration) []produce.Sample {
+		var out []produce.Sample
+		for range n {
+			for _, d := range took {
+				out = append(out, produce.Sample{Took: d, At: when})
+			}
+		}
+		return out
+	}
+	then := func(parts ...[]produce.Sample) []produce.Sample {
+		var out []produce.Sample
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	warm := at(t0, w, fast) // the first window, not judged
+	cases := []struct {
+		name    string
+		samples []produce.Sample
+		want    bool
+	}{
+		{"no commits", nil, false},
+		{"a first window of very slow commits", at(t0, w, 10*slow), false},
+		{"a window at the threshold", then(warm, at(t0, w, slow)), true},
+		{"a window of fast commits", then(warm, at(t0, w, fast)), false},
+		{"cold first commits, then fast ones", then(at(t0, w, 30*time.Millisecond), at(t0, w, fast)), false},
+		{"three quarters of a window, slow", then(warm, at(t0, w-quarter, slow)), false},
+		{"three quarters of a window and one, slow", then(warm, at(t0, w-quarter+1, slow)), true},
+		{"slow, then a quarter fast", then(warm, at(t0, w, slow), at(t0, quarter, fast)), false},
+		{"slow, then a quarter less one fast", then(warm, at(t0, w, slow), at(t0, quarter-1, fast)), true},
+		{"fast with spikes averaging above the threshold", then(warm, at(t0, w, 2*time.Millisecond, 2*time.Millisecond, 2*time.Millisecond, 12*time.Millisecond)), false},
+		{"slow, then one slow in the next interval", then(warm, at(t0, w, slow), at(t0.Add(produce.BusyRejudge), 1, slow)), false},
+		{"slow, then one slow just before the next interval", then(warm, at(t0, w, slow), at(t0.Add(produce.BusyRejudge-time.Nanosecond), 1, slow)), true},
+		{"slow, then slow again in the next interval", then(warm, at(t0, w, slow), at(t0.Add(produce.BusyRejudge), w-quarter+1, slow)), true},
+	}
+	for _, c := range cases {
+		if got := produce.BusyAfter(c.samples...); got != c.want {
+			t.Errorf("%s: busy = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// Ensure that slow first commits to an owner (a dial, a handshake) do not
+// start the busy linger: each record of a light stream commits as it
+// arrives, with the clock left where the commits leave it.
+func TestColdFirstCommitsDoNotStartTheBusyLinger(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.createTopic(t, "t", 1, 1)
+	e.assign(t, "t", self)
+	cold := produce.BusyLinger * 3 / 4 // ends before the first boundary
+	e.committer.slow.Store(int64(cold))
+	e.run(t)
+	for i := range 2 * produce.BusyWindow {
+		if i == 4 {
+			e.committer.slow.Store(int64(produce.BusyLatencyMin / 4))
+		}
+		e.produce(t, "t", "", fmt.Sprintf("m%02d", i))
+		waitFor(t, "the record's commit", func() bool { return e.wal.Checkpoint() == uint64(i+1) })
+	}
+}
+
+// Ensure that a busy owner is measured afresh once the wall clock passes a
+// rejudge boundary: a light stream's next record commits at once, without
+// waiting for a busy boundary, until the new window shows the owner slow.
+func TestBusyOwnerIsJudgedAgainAtTheNextInterval(t *testing.T) {
+	t.Parallel()
+	e := busyEnv(t)
+	e.step(t, produce.BusyRejudge)
+	for i, p := range []string{"b", "c", "d"} {
+		e.produce(t, "t", "", p)
+		waitFor(t, "the record's commit", func() bool { return len(e.committer.snapshot()) == i+2 })
+	}
 }

@@ -41,3 +41,34 @@ const CommitGroupMax = commitGroupMaxCount
 // Sleeping reports whether Run waits without its backstop: nothing it
 // holds depends on the clock (tests only).
 func (d *Dispatcher) Sleeping() bool { return d.sleeping.Load() }
+
+// BusyWindow is busyWindowCommits (tests only).
+const BusyWindow = busyWindowCommits
+
+// BusyRejudge is busyRejudgeInterval (tests only).
+const BusyRejudge = busyRejudgeInterval
+
+// FillLatency gives owner a full window of commits that each took took,
+// after as many unjudged first commits, as if d had measured them all now
+// (tests only; call before Run).
+func (d *Dispatcher) FillLatency(owner string, took time.Duration) {
+	for range 2 * busyWindowCommits {
+		d.observe(owner, took)
+	}
+}
+
+// Sample is one commit's latency and the time it ended (tests only).
+type Sample struct {
+	Took time.Duration
+	At   time.Time
+}
+
+// BusyAfter reports whether an owner whose commits were samples, oldest
+// first, counts as busy (tests only).
+func BusyAfter(samples ...Sample) bool {
+	var l ownerLatency
+	for _, s := range samples {
+		l.observe(s.Took, s.At)
+	}
+	return l.busy()
+}

@@ -37,6 +37,9 @@ type env struct {
 	committer *recordingCommitter
 	owner     *produce.Committer  // the committer under e.committer
 	running   *produce.Dispatcher // the dispatcher e.run started last
+	// measured: owners whose latency window e.run fills, before the
+	// dispatcher starts, with commits that each took this long.
+	measured map[string]time.Duration
 }
 
 func newEnv(t testing.TB) *env {
@@ -149,6 +152,9 @@ func (e *env) run(t testing.TB) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	d := e.dispatcher()
+	for owner, took := range e.measured {
+		d.FillLatency(owner, took)
+	}
 	e.running = d
 	go func() {
 		defer close(done)
