@@ -90,7 +90,7 @@ const (
 	// busyRejudgeInterval: an owner's window starts again at every
 	// multiple of this on the wall clock, measured without the busy
 	// linger until it shows the owner busy again (ownerLatency).
-	busyRejudgeInterval = 5 * time.Second
+	busyRejudgeInterval = time.Second
 	// commitBudgetBytes bounds the encoded records of one commit (half the
 	// 16 MiB node-RPC frame); a commit always carries at least one record.
 	commitBudgetBytes = 8 << 20
