@@ -124,7 +124,7 @@ func TestSingleNodeStartsAndStops(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, series := range []string{"narad_ingress_wal_failed 0", "narad_ingress_dispatch_backlog_records 0", "narad_topics_total 0", "narad_open_partition_logs 0", `narad_raft_state{state="leader"} 1`, "narad_raft_has_leader 1", "go_goroutines"} {
+	for _, series := range []string{"narad_ingress_wal_failed 0", "narad_ingress_dispatch_backlog_records 0", "narad_ingress_dispatch_busy_owners 0", "narad_topics_total 0", "narad_open_partition_logs 0", `narad_raft_state{state="leader"} 1`, "narad_raft_has_leader 1", "go_goroutines"} {
 		if !strings.Contains(string(body), series) {
 			t.Errorf("/metrics lacks %q", series)
 		}

@@ -74,10 +74,13 @@ func runReleaser(lc fx.Lifecycle, s ports.MetadataStore, sched ports.PartitionSc
 // up; at stop it drains what it can (the WAL keeps the rest) before the WAL
 // and partition logs close.
 func runDispatcher(lc fx.Lifecycle, w *wal.WAL, s ports.MetadataStore, l *leaderconfirm.Latch, conf *leaderconfirm.Confirmer,
-	local *produce.Committer, peers ports.PeerCommitter, c ports.Clock, id NodeIdentity, log *zap.Logger) {
+	local *produce.Committer, peers ports.PeerCommitter, c ports.Clock, id NodeIdentity, tm *telemetry.Metrics, log *zap.Logger) {
 	d := produce.NewDispatcher(produce.DispatcherDeps{
 		WAL: w, Store: s, Latch: l, Confirmer: conf, Local: local, Peers: peers,
 		Clock: c, Log: newSlog(log.With(zap.String("component", "dispatcher"))), Self: id.ID,
+	})
+	tm.GaugeFunc("narad_ingress_dispatch_busy_owners", "Owners this node's dispatcher judges short of CPU or disk: its commits to them wait for busy boundaries.", func() float64 {
+		return float64(d.BusyOwners())
 	})
 	runWorker(lc, d.Run)
 }

@@ -67,10 +67,12 @@ type Dispatcher struct {
 	dests  map[destKey]*dest
 	held   int // records on queues or in commits (hung ones included)
 	// skipped counts records left in the WAL for a rescan.
-	skipped    int
-	inflight   int // commits counting against commitsInFlightMaxCount
-	running    int // destinations whose commit result is not yet settled, hung ones included
-	latency    map[string]*ownerLatency
+	skipped  int
+	inflight int // commits counting against commitsInFlightMaxCount
+	running  int // destinations whose commit result is not yet settled, hung ones included
+	latency  map[string]*ownerLatency
+	// busyOwners counts the owners in latency judged busy (BusyOwners).
+	busyOwners atomic.Int32
 	incarn     incarnations
 	rescanDue  bool
 	lastRescan time.Time

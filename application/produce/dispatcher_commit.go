@@ -124,8 +124,20 @@ func (d *Dispatcher) observe(owner string, took time.Duration) {
 		l = &ownerLatency{}
 		d.latency[owner] = l
 	}
+	was := l.busy()
 	l.observe(took, d.clock.Now())
+	switch now := l.busy(); {
+	case now && !was:
+		d.busyOwners.Add(1)
+	case was && !now:
+		d.busyOwners.Add(-1)
+	}
 }
+
+// BusyOwners is how many owners d judges short of CPU or disk, whose
+// destinations wait for busy boundaries (ownerlatency.go). Safe to call
+// from any goroutine.
+func (d *Dispatcher) BusyOwners() int { return int(d.busyOwners.Load()) }
 
 // warnOnce logs ds's current trouble once, until a commit succeeds.
 func (d *Dispatcher) warnOnce(ds *dest, msg string, err error) {

@@ -250,3 +250,30 @@ func TestBusyOwnerIsJudgedAgainAtTheNextInterval(t *testing.T) {
 		waitFor(t, "the record's commit", func() bool { return len(e.committer.snapshot()) == i+2 })
 	}
 }
+
+// Ensure that the dispatcher counts the owners it judges busy, one each,
+// and stops counting one once a window shows it fast again.
+func TestBusyOwnersCountsTheOwnersJudgedBusy(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	d := e.dispatcher()
+	fast, slow := produce.BusyLatencyMin/2, produce.BusyLatencyMin
+	steps := []struct {
+		owner string
+		took  time.Duration
+		want  int
+	}{
+		{"n2", slow, 1},
+		{"n2", slow, 1},
+		{self, fast, 1},
+		{"n3", slow, 2},
+		{"n2", fast, 1},
+		{"n3", fast, 0},
+	}
+	for i, s := range steps {
+		d.FillLatency(s.owner, s.took)
+		if got := d.BusyOwners(); got != s.want {
+			t.Fatalf("step %d (%s at %v): %d busy owners, want %d", i, s.owner, s.took, got, s.want)
+		}
+	}
+}
