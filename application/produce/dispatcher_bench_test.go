@@ -39,6 +39,19 @@ func BenchmarkDispatchBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkObserveCommitLatency is what the dispatcher does with each
+// commit's latency (the spec's moving average and the busy linger's
+// window), 2 x produce.BusyWindow commits to one owner per operation:
+// no allocation once the owner is known.
+func BenchmarkObserveCommitLatency(b *testing.B) {
+	d := newEnv(b).dispatcher()
+	d.FillLatency("n2", produce.BusyLatencyMin)
+	b.ReportAllocs()
+	for b.Loop() {
+		d.FillLatency("n2", produce.BusyLatencyMin/2)
+	}
+}
+
 // Ensure that batches carried one after the other, while queues grow into
 // the arrays of batches that landed before, reach their partitions whole,
 // once each and in WAL order.

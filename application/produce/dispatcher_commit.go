@@ -126,10 +126,10 @@ func (d *Dispatcher) observe(owner string, took time.Duration) {
 	}
 	was := l.busy()
 	l.observe(took, d.clock.Now())
-	switch now := l.busy(); {
-	case now && !was:
+	switch is := l.busy(); {
+	case is && !was:
 		d.busyOwners.Add(1)
-	case was && !now:
+	case was && !is:
 		d.busyOwners.Add(-1)
 	}
 }

@@ -201,6 +201,7 @@ func TestOwnerIsBusyOnlyWhenFewOfItsCommitsAreFast(t *testing.T) {
 		{"a first window of very slow commits", at(t0, w, 10*slow), false},
 		{"a window at the threshold", then(warm, at(t0, w, slow)), true},
 		{"a window of fast commits", then(warm, at(t0, w, fast)), false},
+		{"fast, then a window of slow", then(warm, at(t0, w, fast), at(t0, w, slow)), true},
 		{"cold first commits, then fast ones", then(at(t0, w, 30*time.Millisecond), at(t0, w, fast)), false},
 		{"three quarters of a window, slow", then(warm, at(t0, w-quarter, slow)), false},
 		{"three quarters of a window and one, slow", then(warm, at(t0, w-quarter+1, slow)), true},

@@ -1,10 +1,13 @@
 package produce
 
-import "time"
+import (
+	"math/bits"
+	"time"
+)
 
 // ownerLatency is what a dispatcher has measured of one owner's commits:
-// the moving average the spec's linger uses (internals.md §3.3), and the
-// latencies of up to busyWindowCommits recent commits, which decide the
+// the moving average the spec's linger uses (internals.md §3.3), and which
+// of up to busyWindowCommits recent commits were fast, which decides the
 // busy linger.
 //
 // The busy linger asks how fast the owner can commit, not how fast it
@@ -30,14 +33,18 @@ import "time"
 // how the run started, and stayed so (docs/performance.md, "Three nodes at
 // 1,000 msg/s: the dispatcher's linger").
 type ownerLatency struct {
-	avg    time.Duration
-	seen   int   // commits observed, counted up to busyWindowCommits
-	epoch  int64 // the busyRejudgeInterval the window belongs to
-	recent [busyWindowCommits]time.Duration
-	taken  int // samples in recent, at most busyWindowCommits
-	next   int // index of the slot the next sample takes
-	fast   int // samples in recent under busyLatencyMinDuration
+	avg   time.Duration
+	seen  int   // commits observed, counted up to busyWindowCommits
+	epoch int64 // the busyRejudgeInterval the window belongs to
+	taken int   // commits in the window, at most busyWindowCommits
+	next  int   // the window's slot the next commit takes
+	// fast has bit i set when the commit in slot i took less than
+	// busyLatencyMinDuration: all the window needs to know of it.
+	fast uint64
 }
+
+// The window's slots are the bits of ownerLatency.fast.
+var _ [64 - busyWindowCommits]struct{}
 
 // observe takes the latency of one commit that ended at now.
 func (l *ownerLatency) observe(took time.Duration, now time.Time) {
@@ -54,23 +61,18 @@ func (l *ownerLatency) observe(took time.Duration, now time.Time) {
 		l.epoch = epoch
 		l.taken, l.next, l.fast = 0, 0, 0
 	}
-	if l.taken == busyWindowCommits {
-		if l.recent[l.next] < busyLatencyMinDuration {
-			l.fast--
-		}
-	} else {
-		l.taken++
-	}
-	l.recent[l.next] = took
+	bit := uint64(1) << l.next
+	l.fast &^= bit // the slot's earlier commit leaves the window
 	if took < busyLatencyMinDuration {
-		l.fast++
+		l.fast |= bit
 	}
 	l.next = (l.next + 1) % busyWindowCommits
+	l.taken = min(l.taken+1, busyWindowCommits)
 }
 
 // busy reports whether the owner looks short of CPU or disk: its window
 // holds so many slow commits that a full window could not hold
 // busyFastMinCount fast ones.
 func (l *ownerLatency) busy() bool {
-	return l.taken-l.fast > busyWindowCommits-busyFastMinCount
+	return l.taken-bits.OnesCount64(l.fast) > busyWindowCommits-busyFastMinCount
 }
